@@ -1,0 +1,23 @@
+"""Keep LSL on loopback for every test, and give tests unique stream names."""
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ["LSLAPICFG"] = str(ROOT / "lsl_api.cfg")
+DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def uid() -> str:
+    """A unique suffix so streams of parallel or earlier tests never collide."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not DATA.exists():
+        pytest.skip(f"shared recordings not found at {DATA}")
+    return DATA
