@@ -1,0 +1,1 @@
+"""The engine: pipeline graph from YAML, nodes, edges, scheduling, tracing, the CLI."""

@@ -1,0 +1,64 @@
+"""Node: one stage of a pipeline. Sources produce chunks, other nodes transform or sink them."""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from streams import Chunk
+
+Outputs = dict[str, "Chunk | list[Chunk]"] | None
+
+
+class Params(BaseModel):
+    """A node's parameters, validated when the pipeline loads; unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+class BadChunk(ValueError):
+    """Raised by a node for a chunk it cannot use; the pipeline quarantines it and goes on."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Node:
+    """A stage: `process(inputs) -> outputs`, with `start()` / `stop()` around a run.
+
+    A node owns its state (filter state, ring buffers, statistics). `process` gets one
+    arriving chunk as {port: chunk} and returns {port: chunk or list of chunks} or None.
+    """
+
+    Params: ClassVar[type[Params]] = Params
+    inputs: ClassVar[tuple[str, ...]] = ("in",)
+    outputs: ClassVar[tuple[str, ...]] = ("out",)
+    accepts_nonfinite: ClassVar[bool] = False
+
+    def __init__(self, name: str, params: Params):
+        self.name = name
+        self.p = params
+
+    def start(self) -> None:
+        """Open devices and sockets. Called once before the first chunk."""
+
+    def stop(self) -> None:
+        """Release what start() took. Called once after the last chunk."""
+
+    def process(self, inputs: dict[str, Chunk]) -> Outputs:
+        raise NotImplementedError(f"node {self.name!r} ({type(self).__name__}) has no process()")
+
+    def stats(self) -> dict:
+        """Node-specific counters for the report (reconnects, skew, ...)."""
+        return {}
+
+
+class Source(Node):
+    """A node with no inputs: the scheduler calls `read` in the node's own thread."""
+
+    inputs = ()
+
+    def read(self, timeout: float) -> Chunk | None:
+        """The next chunk, waiting at most `timeout` seconds; None if nothing came."""
+        raise NotImplementedError(f"source {self.name!r} ({type(self).__name__}) has no read()")

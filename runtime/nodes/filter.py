@@ -1,0 +1,46 @@
+"""Causal IIR filtering with state carried across chunks (scipy.signal second-order sections)."""
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+from scipy import signal
+
+from runtime.node import Node, Params
+from streams import Chunk
+
+
+class Filter(Node):
+    """Butterworth band/low/high-pass or band-stop, or a notch; state restarts after a gap."""
+
+    class Params(Params):
+        kind: Literal["bandpass", "lowpass", "highpass", "bandstop", "notch"] = "bandpass"
+        freqs: float | list[float] = Field(description="cut-off(s) in Hz; notch: the centre")
+        order: int = Field(4, gt=0, le=12)
+        quality: float = Field(30.0, gt=0, description="notch quality factor")
+
+    def start(self) -> None:
+        self.sos: np.ndarray | None = None
+        self.zi: np.ndarray | None = None
+
+    def design(self, rate: float) -> np.ndarray:
+        p = self.p
+        nyquist = rate / 2
+        freqs = np.atleast_1d(p.freqs).astype(float)
+        if rate <= 0 or np.any(freqs <= 0) or np.any(freqs >= nyquist):
+            raise ValueError(f"node {self.name!r}: cut-offs {freqs.tolist()} Hz must lie in "
+                             f"(0, {nyquist}) for a stream at {rate} Hz")
+        if p.kind == "notch":
+            return signal.tf2sos(*signal.iirnotch(freqs[0], p.quality, fs=rate))
+        return signal.butter(p.order, freqs, btype=p.kind, fs=rate, output="sos")
+
+    def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
+        chunk = inputs["in"]
+        if self.sos is None:
+            self.sos = self.design(chunk.info.rate)
+        x = chunk.data
+        if self.zi is None or chunk.gap:
+            self.zi = signal.sosfilt_zi(self.sos)[:, :, None] * x[:1].astype(float)
+        y, self.zi = signal.sosfilt(self.sos, x, axis=0, zi=self.zi)
+        return {"out": chunk.derive(y.astype(x.dtype, copy=False))}

@@ -1,0 +1,75 @@
+"""LSL endpoints as nodes: an inlet source and an outlet sink."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pydantic import Field
+
+from runtime.node import Node, Params, Source
+from streams import Chunk, StreamInfo
+from streams.lsl import Inlet, Outlet
+
+
+class LSLInlet(Source):
+    """Receives the first LSL stream matching name/type/source_id; reconnects if it vanishes."""
+
+    class Params(Params):
+        name: str | None = None
+        type: str | None = None
+        source_id: str | None = None
+        processing: list[str] = ["clocksync"]
+        max_buflen: float = Field(10.0, gt=0, description="seconds LSL buffers for this inlet")
+        max_chunk: int = Field(1024, gt=0)
+        reconnect: bool = True
+
+    def start(self) -> None:
+        p = self.p
+        self.inlet = Inlet(p.name, p.type, p.source_id, tuple(p.processing), p.max_buflen,
+                           p.max_chunk, p.reconnect)
+
+    def read(self, timeout: float) -> Chunk | None:
+        return self.inlet.pull(timeout)
+
+    def stop(self) -> None:
+        self.inlet.close()
+
+    def stats(self) -> dict:
+        info = self.inlet.info
+        return {"stream": info.name if info else None, "reconnects": self.inlet.reconnects}
+
+
+class LSLOutlet(Node):
+    """Publishes chunks on an LSL outlet, created from the first chunk's stream info.
+
+    `name` may use the input stream's fields: "{name}-passthrough".
+    """
+
+    outputs = ()
+
+    class Params(Params):
+        name: str = "{name}-edgert"
+        type: str | None = None
+        source_id: str = ""
+        chunk_size: int = Field(0, ge=0)
+        max_buffered: float = Field(360, gt=0)
+
+    def start(self) -> None:
+        self.outlet: Outlet | None = None
+
+    def process(self, inputs: dict[str, Chunk]) -> None:
+        chunk = inputs["in"]
+        if self.outlet is None:
+            self.outlet = Outlet(self._info(chunk), self.p.chunk_size, self.p.max_buffered)
+        self.outlet.push(chunk)
+
+    def _info(self, chunk: Chunk) -> StreamInfo:
+        info = chunk.info
+        return replace(info, name=self.p.name.format(name=info.name, type=info.type),
+                       type=self.p.type or info.type, source_id=self.p.source_id)
+
+    def stop(self) -> None:
+        if self.outlet is not None:
+            self.outlet.close()
+
+    def stats(self) -> dict:
+        return {"stream": self.outlet.info.name if self.outlet else None}

@@ -1,0 +1,159 @@
+"""Pipeline: nodes and edges built from a validated spec, started, run, stopped, reported."""
+from __future__ import annotations
+
+import logging
+import time
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from runtime import spec as specs
+from runtime.edge import Edge
+from runtime.node import Node
+from runtime.registry import node_class
+from runtime.scheduler import Scheduler
+from runtime.spec import PipelineError, PipelineSpec
+from streams import local_clock
+
+log = logging.getLogger(__name__)
+
+
+def build_node(spec: specs.NodeSpec, origin: str) -> Node:
+    try:
+        cls = node_class(spec.node)
+    except LookupError as e:
+        raise PipelineError(f"{origin}: node {spec.name!r}: {e}") from None
+    try:
+        params = cls.Params.model_validate(spec.params)
+    except ValidationError as e:
+        lines = [f"{origin}: node {spec.name!r} ({spec.node}) has invalid params"]
+        for err in e.errors():
+            field = ".".join(str(x) for x in err["loc"])
+            lines.append(f"  field 'params.{field}': {err['msg']}")
+        known = ", ".join(cls.Params.model_fields) or "none"
+        lines.append(f"  fields of {cls.__name__}: {known}")
+        raise PipelineError("\n".join(lines)) from None
+    return cls(spec.name, params)
+
+
+def _endpoint(ref: str, nodes: dict[str, Node], ports: str, origin: str) -> tuple[str, str]:
+    """('node', 'port') from 'node' or 'node.port', checked against the node's ports."""
+    name, _, port = ref.partition(".")
+    if name not in nodes:
+        raise PipelineError(f"{origin}: edge names node {name!r}, which is not in nodes "
+                            f"{sorted(nodes)}")
+    node = nodes[name]
+    available = getattr(node, ports)
+    if not available:
+        kind = "inputs" if ports == "inputs" else "outputs"
+        raise PipelineError(f"{origin}: node {name!r} has no {kind}, so it cannot be an edge's "
+                            f"{'target' if ports == 'inputs' else 'source'}")
+    port = port or available[0]
+    if port not in available:
+        raise PipelineError(f"{origin}: node {name!r} has no port {port!r}; its {ports} are "
+                            f"{list(available)}")
+    return name, port
+
+
+class Pipeline:
+    def __init__(self, spec: PipelineSpec, origin: str = "<pipeline>"):
+        self.spec, self.origin = spec, origin
+        self.nodes = {s.name: build_node(s, origin) for s in spec.nodes}
+        self.edges = [self._edge(e) for e in spec.chain()]
+        self.order = self._order()
+        self._check_inputs()
+        threaded = {s.name for s in spec.nodes if s.thread}
+        self.scheduler = Scheduler(self.nodes, self.edges, threaded, self.order)
+        self.started_at: float | None = None
+        self.stopped_at: float | None = None
+        self.metrics_server = None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, overrides: list[str] = ()) -> "Pipeline":
+        return cls(specs.load(path, overrides), str(path))
+
+    def _edge(self, e: specs.EdgeSpec) -> Edge:
+        src, src_port = _endpoint(e.source, self.nodes, "outputs", self.origin)
+        dst, dst_port = _endpoint(e.target, self.nodes, "inputs", self.origin)
+        deadline = e.deadline_ms / 1e3 if e.deadline_ms else None
+        return Edge(src, src_port, dst, dst_port, e.policy, e.capacity, deadline)
+
+    def _order(self) -> list[str]:
+        graph = {name: set() for name in self.nodes}
+        for e in self.edges:
+            graph[e.dst].add(e.src)
+        try:
+            return list(TopologicalSorter(graph).static_order())
+        except CycleError as e:
+            raise PipelineError(f"{self.origin}: edges form a cycle {e.args[1]}; data flows "
+                                "one way, so remove one edge of the loop") from None
+
+    def _check_inputs(self) -> None:
+        fed = {(e.dst, e.dst_port) for e in self.edges}
+        for name, node in self.nodes.items():
+            missing = [p for p in node.inputs if (name, p) not in fed]
+            if missing:
+                raise PipelineError(f"{self.origin}: node {name!r} input(s) {missing} have no "
+                                    "edge; add an edge {from: <node>, to: "
+                                    f"{name}.{missing[0]}}}")
+
+    def start(self) -> None:
+        """Start nodes from the sinks up so each is ready before data reaches it."""
+        for name in reversed(self.order):
+            self.nodes[name].start()
+        self.started_at = local_clock()
+        self.scheduler.start()
+        if self.spec.metrics_port is not None:
+            from runtime.metrics import serve
+            self.metrics_server = serve(self, self.spec.metrics_port)
+
+    def stop(self) -> None:
+        self.scheduler.stop()
+        self.stopped_at = local_clock()
+        for name in self.order:
+            try:
+                self.nodes[name].stop()
+            except Exception:
+                log.exception("node %r failed to stop cleanly", name)
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+
+    def run(self, duration: float | None = None) -> dict:
+        """Run until `duration` seconds pass (or Ctrl-C), then stop and return the report."""
+        self.start()
+        try:
+            end = None if duration is None else time.monotonic() + duration
+            while end is None or time.monotonic() < end:
+                time.sleep(0.05 if end is None else max(0.0, min(0.05, end - time.monotonic())))
+        except KeyboardInterrupt:
+            log.info("interrupted; stopping pipeline %r", self.spec.name)
+        finally:
+            self.stop()
+        return self.report()
+
+    def report(self) -> dict:
+        """Latency percentiles per node and end to end, counts, drops and quarantines."""
+        sched = self.scheduler
+        dropped = {name: 0 for name in self.nodes}
+        for e in self.edges:
+            dropped[e.dst] += e.dropped + e.expired
+        nodes = {}
+        for name, node in self.nodes.items():
+            lat = sched.tracer.stages[name].summary()
+            nodes[name] = {"p50_ms": lat["p50_ms"], "p90_ms": lat["p90_ms"],
+                           "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
+                           "processed": sched.processed[name], "dropped": dropped[name],
+                           "quarantined": sched.quarantine.counts[name], **node.stats()}
+        end = self.stopped_at or local_clock()
+        return {
+            "pipeline": self.spec.name,
+            "duration_s": end - self.started_at if self.started_at else 0.0,
+            "end_to_end": sched.tracer.end_to_end.summary(),
+            "nodes": nodes,
+            "edges": [{"edge": e.label, "policy": e.policy, "capacity": e.capacity,
+                       "queued": len(e), "dropped": e.dropped, "expired": e.expired}
+                      for e in self.edges],
+            "dropped": sum(dropped.values()),
+            "quarantined": sched.quarantine.by_kind(),
+        }

@@ -1,0 +1,162 @@
+"""Event-driven execution: a node runs when its input arrives, never on a timer.
+
+Sources run in their own threads. Behind a `block` edge the consumer runs inline in the
+producer's thread (run to completion: no thread hand-off, backpressure for free); behind a
+`latest` edge, or when asked, the consumer has its own worker thread so the producer never
+waits. A per-node lock keeps each node's `process` single-threaded.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import replace
+
+from runtime.edge import Edge
+from runtime.node import BadChunk, Node, Source
+from runtime.quarantine import Quarantine
+from runtime.tracer import Tracer
+from streams import Chunk, local_clock
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    def __init__(self, nodes: dict[str, Node], edges: list[Edge], threaded: set[str],
+                 order: list[str]):
+        self.nodes, self.edges, self.order = nodes, edges, order
+        self.inputs: dict[str, list[Edge]] = {name: [] for name in nodes}
+        self.outputs: dict[str, dict[str, list[Edge]]] = {name: {} for name in nodes}
+        for e in edges:
+            self.inputs[e.dst].append(e)
+            self.outputs[e.src].setdefault(e.src_port, []).append(e)
+        self.sinks = {name for name in nodes if not self.outputs[name]}
+        self.threaded = {n for n in nodes if n in threaded or any(
+            e.policy == "latest" for e in self.inputs[n])} - self._sources()
+        self.locks = {name: threading.Lock() for name in nodes}
+        self.wake = {name: threading.Event() for name in self.threaded}
+        for e in edges:
+            e.on_put = self.wake[e.dst].set if e.dst in self.threaded else (
+                lambda n=e.dst: self.drain(n))
+        self.tracer = Tracer(list(nodes))
+        self.quarantine = Quarantine()
+        self.processed = {name: 0 for name in nodes}
+        self.running = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.workers: list[threading.Thread] = []
+
+    def _sources(self) -> set[str]:
+        return {n for n, node in self.nodes.items() if isinstance(node, Source)}
+
+    def start(self) -> None:
+        self.running.set()
+        for name in self.threaded:
+            self.workers.append(self._thread(self._work, name))
+        for name in self._sources():
+            self.threads.append(self._thread(self._read, name))
+
+    def _thread(self, target, name: str) -> threading.Thread:
+        t = threading.Thread(target=target, args=(name,), name=f"edgert-{name}", daemon=True)
+        t.start()
+        return t
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop sources, then let every queued chunk reach its sink (block edges lose nothing)."""
+        self.running.clear()
+        for t in self.threads:
+            t.join(timeout)
+        for name in self.order:
+            self.drain(name)
+        for t in self.workers:
+            t.join(timeout)
+        for e in self.edges:
+            e.close()
+
+    def _read(self, name: str) -> None:
+        source = self.nodes[name]
+        stage = self.tracer.stages[name]
+        while self.running.is_set():
+            try:
+                chunk = source.read(0.1)
+            except Exception as e:
+                self._failed(name, "read", None, e)
+                time.sleep(0.1)
+                continue
+            if chunk is None:
+                continue
+            self.processed[name] += 1
+            if len(chunk):
+                stage.add(local_clock() - chunk.timestamps[-1])
+            self._emit(name, {"out": chunk})
+
+    def _work(self, name: str) -> None:
+        wake = self.wake[name]
+        while self.running.is_set():
+            wake.wait(0.1)
+            wake.clear()
+            self.drain(name)
+
+    def drain(self, name: str) -> None:
+        """Run `name` on everything queued for it, one chunk per input in turn."""
+        edges = self.inputs[name]
+        lock = self.locks[name]
+        while any(len(e) for e in edges):
+            if not lock.acquire(blocking=False):
+                return
+            try:
+                progressed = True
+                while progressed:
+                    progressed = False
+                    for e in edges:
+                        chunk = e.get()
+                        if chunk is not None:
+                            self._run(name, e.dst_port, chunk)
+                            progressed = True
+            finally:
+                lock.release()
+
+    def _run(self, name: str, port: str, chunk: Chunk) -> None:
+        node = self.nodes[name]
+        if not self.quarantine.check(name, port, chunk, node.accepts_nonfinite):
+            return
+        t0 = local_clock()
+        try:
+            out = node.process({port: chunk})
+        except BadChunk as e:
+            self.quarantine.add(name, port, chunk, e.kind, str(e))
+            return
+        except Exception as e:
+            self._failed(name, port, chunk, e)
+            return
+        t1 = local_clock()
+        self.tracer.stages[name].add(t1 - t0)
+        self.processed[name] += 1
+        if name in self.sinks and len(chunk):
+            self.tracer.end_to_end.add(t1 - chunk.timestamps[-1])
+        if out:
+            self._emit(name, out, t0, t1)
+
+    def _failed(self, name: str, port: str, chunk: Chunk | None, error: Exception) -> None:
+        """A node raised: count it like a bad chunk, log the traceback once, keep running."""
+        kind = f"error:{type(error).__name__}"
+        if self.quarantine.kinds[(name, kind)] == 0:
+            log.exception("node %r raised on input %r", name, port)
+        if chunk is not None:
+            self.quarantine.add(name, port, chunk, kind, str(error))
+        else:
+            self.quarantine.kinds[(name, kind)] += 1
+
+    def _emit(self, name: str, out: dict, t0: float | None = None,
+              t1: float | None = None) -> None:
+        for port, value in out.items():
+            edges = self.outputs[name].get(port)
+            if not edges or value is None:
+                continue
+            for chunk in value if isinstance(value, list) else [value]:
+                if t0 is not None:
+                    chunk.trace.append((name, t0, t1))
+                if len(edges) == 1:
+                    edges[0].put(chunk)
+                    continue
+                for e in edges:
+                    e.put(replace(chunk, trace=list(chunk.trace)))

@@ -1,0 +1,125 @@
+"""Pipeline files: the YAML schema (pydantic), `--set` overrides and errors that say how to fix."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class PipelineError(ValueError):
+    """A pipeline that cannot be built; the message names the file, node and field."""
+
+
+class NodeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    node: str
+    params: dict[str, Any] = {}
+    thread: bool = False
+
+
+class EdgeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    policy: Literal["block", "latest"] = "block"
+    capacity: int = Field(64, gt=0)
+    deadline_ms: float | None = Field(None, gt=0)
+
+
+class PipelineSpec(BaseModel):
+    """A pipeline: nodes, and edges between them (omitted edges chain the nodes in order)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    nodes: list[NodeSpec] = Field(min_length=1)
+    edges: list[EdgeSpec] | None = None
+    metrics_port: int | None = Field(None, ge=0, le=65535)
+
+    @field_validator("nodes")
+    @classmethod
+    def unique_names(cls, nodes: list[NodeSpec]) -> list[NodeSpec]:
+        names = [n.name for n in nodes]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"node names must be unique; repeated: {twice}")
+        return nodes
+
+    def chain(self) -> list[EdgeSpec]:
+        """The edges, or a chain of the nodes in listed order when the file gives none."""
+        if self.edges is not None:
+            return self.edges
+        return [EdgeSpec(source=a.name, target=b.name) for a, b in zip(self.nodes, self.nodes[1:])]
+
+    def node(self, name: str) -> NodeSpec:
+        for spec in self.nodes:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+
+def _where(loc: tuple, raw: dict) -> str:
+    """'node 'filter' field 'params.order'' from a pydantic error location."""
+    if len(loc) >= 2 and loc[0] in ("nodes", "edges") and isinstance(loc[1], int):
+        items = raw.get(loc[0]) or []
+        item = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
+        label = item.get("name") or f"{item.get('from', '?')} -> {item.get('to', '?')}"
+        field = ".".join(str(x) for x in loc[2:]) or "(whole entry)"
+        return f"{loc[0][:-1]} {label!r} field {field!r}"
+    return f"field {'.'.join(str(x) for x in loc) or '(top level)'!r}"
+
+
+def describe(error: ValidationError, raw: dict, origin: str) -> str:
+    lines = [f"{origin}: invalid pipeline"]
+    for e in error.errors():
+        lines.append(f"  {_where(e['loc'], raw)}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def apply_overrides(raw: dict, overrides: list[str], origin: str) -> dict:
+    """Apply `NODE.FIELD=VALUE` (VALUE read as YAML) to node params; `NODE.thread` too."""
+    nodes = {n.get("name"): n for n in raw.get("nodes") or [] if isinstance(n, dict)}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        node, dot, field = key.partition(".")
+        if not sep or not dot or not field:
+            raise PipelineError(f"--set {item!r}: expected NODE.FIELD=VALUE, e.g. "
+                                "--set filter.order=4")
+        if node not in nodes:
+            raise PipelineError(f"{origin}: --set {item!r} names node {node!r}, but the "
+                                f"pipeline's nodes are {sorted(nodes)}")
+        parsed = yaml.safe_load(value) if value else None
+        if field == "thread":
+            nodes[node]["thread"] = parsed
+        else:
+            nodes[node].setdefault("params", {})[field] = parsed
+    return raw
+
+
+def parse(raw: Any, origin: str, overrides: list[str] = ()) -> PipelineSpec:
+    if not isinstance(raw, dict):
+        raise PipelineError(f"{origin}: a pipeline is a mapping with 'name' and 'nodes'; "
+                            f"got {type(raw).__name__}")
+    raw = apply_overrides(raw, list(overrides), origin)
+    try:
+        return PipelineSpec.model_validate(raw)
+    except ValidationError as e:
+        raise PipelineError(describe(e, raw, origin)) from None
+
+
+def load(path: str | Path, overrides: list[str] = ()) -> PipelineSpec:
+    """Read and validate a pipeline file; errors name the file, node and field."""
+    path = Path(path)
+    if not path.exists():
+        raise PipelineError(f"{path}: no such pipeline file")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise PipelineError(f"{path}: not valid YAML: {e}") from None
+    return parse(raw, str(path), overrides)

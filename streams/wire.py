@@ -1,0 +1,231 @@
+"""The ZeroMQ wire format of a chunk: [header, payload], header in msgpack, payload raw bytes.
+
+docs/wire.md is the specification; this module is its reference implementation. Numeric
+payloads travel without copies on either side: `encode` hands ZeroMQ a view of the array's
+memory and `decode` wraps the received frame with np.frombuffer.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from streams.chunk import STRING, Chunk, StreamInfo
+
+VERSION = 1
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+REGULAR_TOLERANCE = 1e-9
+HEADER_KEYS = {"v": int, "stream": dict, "seq": int, "gap": bool, "dtype": str, "shape": list}
+STREAM_KEYS = {"name": str, "type": str, "channels": list, "units": list, "rate": (int, float),
+               "dtype": str, "source_id": str}
+Frame = bytes | bytearray | memoryview
+
+
+class WireError(ValueError):
+    """A message that does not follow the wire format; names the stream and the field."""
+
+    def __init__(self, stream: str | None, field: str, problem: str):
+        self.stream = stream
+        self.field = field
+        where = f"stream {stream!r}" if stream is not None else "message"
+        super().__init__(f"{where}: field {field!r}: {problem}")
+
+
+class RemoteError(RuntimeError):
+    """The peer answered a request with an error message instead of a chunk."""
+
+
+def encode(chunk: Chunk) -> list[bytes | memoryview]:
+    """[header, payload]; a numeric payload is a view of chunk.data, so do not modify it after."""
+    data = _wire_array(chunk)
+    header = encode_header(chunk)
+    if _is_string(data):
+        return [header, msgpack.packb(data.tolist())]
+    return [header, memoryview(data.reshape(-1).view(np.uint8))]
+
+
+def encode_header(chunk: Chunk) -> bytes:
+    """The msgpack header of a chunk: t0 + rate when the timestamps allow it, else the list."""
+    info, data = chunk.info, chunk.data
+    stamps = np.asarray(chunk.timestamps, dtype=np.float64)
+    if data.ndim == 0 or len(stamps) != data.shape[0]:
+        raise WireError(info.name, "timestamps", f"{len(stamps)} timestamps for data of "
+                        f"shape {data.shape}; expected one per sample (first axis)")
+    header: dict[str, Any] = {
+        "v": VERSION, "seq": int(chunk.seq), "gap": bool(chunk.gap),
+        "stream": {"name": info.name, "type": info.type, "channels": list(info.channels),
+                   "units": list(info.units), "rate": float(info.rate), "dtype": info.dtype,
+                   "source_id": info.source_id},
+        "dtype": STRING if _is_string(data) else data.dtype.name,
+        "shape": list(data.shape)}
+    if _regular(stamps, info.rate):
+        header.update(t0=float(stamps[0]), rate=float(info.rate))
+    else:
+        header["timestamps"] = stamps.tolist()
+    if chunk.trace:
+        header["trace"] = [[stage, float(enter), float(exit)] for stage, enter, exit in chunk.trace]
+    return msgpack.packb(header)
+
+
+def encode_error(message: str) -> list[bytes]:
+    """An error reply: header {"v": 1, "error": message} and an empty payload."""
+    return [msgpack.packb({"v": VERSION, "error": message}), b""]
+
+
+def decode(frames: list) -> Chunk:
+    """A chunk from [header, payload]; numeric data is a read-only view of the payload frame."""
+    if len(frames) != 2:
+        raise WireError(None, "frames", f"expected 2 frames [header, payload], got {len(frames)}")
+    header = decode_header(frames[0])
+    name = header["stream"]["name"]
+    shape = tuple(header["shape"])
+    payload = memoryview(frames[1])
+    if header["dtype"] == STRING:
+        data = _decode_strings(payload, shape, name)
+    else:
+        dtype = np.dtype(header["dtype"]).newbyteorder("<")
+        need = math.prod(shape) * dtype.itemsize
+        if payload.nbytes != need:
+            raise WireError(name, "payload", f"{payload.nbytes} bytes, but shape {list(shape)} "
+                            f"of {header['dtype']} needs {need}")
+        data = np.frombuffer(payload, dtype=dtype).reshape(shape)
+    return Chunk(data=data, timestamps=_timestamps(header, shape[0]), info=_info(header),
+                 seq=header["seq"], gap=header["gap"],
+                 trace=[(s, float(a), float(b)) for s, a, b in header.get("trace", [])])
+
+
+def decode_header(frame: Frame) -> dict[str, Any]:
+    """The header map, checked: every required field present with the right type."""
+    try:
+        header = msgpack.unpackb(frame)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise WireError(None, "header", f"not a msgpack map ({exc})") from None
+    if not isinstance(header, dict):
+        raise WireError(None, "header", f"expected a msgpack map, got {type(header).__name__}")
+    if header.get("v") != VERSION:
+        raise WireError(None, "v", f"wire version {header.get('v')!r} is not supported "
+                        f"(this reader speaks {VERSION})")
+    if "error" in header:
+        raise RemoteError(str(header["error"]))
+    stream = header.get("stream")
+    name = stream.get("name") if isinstance(stream, dict) else None
+    name = name if isinstance(name, str) else None
+    _check(header, HEADER_KEYS, name, "")
+    _check(stream, STREAM_KEYS, name, "stream.")
+    _check_layout(header, name)
+    return header
+
+
+def _wire_array(chunk: Chunk) -> np.ndarray:
+    """chunk.data as the payload needs it: C-ordered little-endian, or an object array of str."""
+    data = chunk.data
+    if _is_string(data):
+        if not all(isinstance(x, str) for x in data.flat):
+            raise WireError(chunk.info.name, "data", "a string chunk may hold only str values")
+        return data
+    if data.dtype.name not in DTYPES:
+        raise WireError(chunk.info.name, "dtype", f"{data.dtype} cannot go on the wire; "
+                        f"use one of {', '.join(DTYPES)} or str")
+    return np.ascontiguousarray(data, dtype=data.dtype.newbyteorder("<"))
+
+
+def _is_string(data: np.ndarray) -> bool:
+    return data.dtype.kind in "OU"
+
+
+def _regular(stamps: np.ndarray, rate: float) -> bool:
+    if rate <= 0 or len(stamps) == 0:
+        return False
+    expected = stamps[0] + np.arange(len(stamps)) / rate
+    return bool(np.all(np.abs(stamps - expected) <= REGULAR_TOLERANCE))
+
+
+def _check(mapping: dict, keys: dict, name: str | None, prefix: str) -> None:
+    for key, kind in keys.items():
+        if key not in mapping:
+            raise WireError(name, prefix + key, "missing")
+        value = mapping[key]
+        wrong_bool = isinstance(value, bool) and kind is not bool
+        if wrong_bool or not isinstance(value, kind):
+            raise WireError(name, prefix + key, f"expected {_kind_name(kind)}, "
+                            f"got {type(value).__name__} {value!r}")
+    for key in ("channels", "units"):
+        if key in keys and not all(isinstance(x, str) for x in mapping[key]):
+            raise WireError(name, prefix + key, "expected an array of strings")
+
+
+def _check_layout(header: dict, name: str | None) -> None:
+    dtype, shape = header["dtype"], header["shape"]
+    if dtype != STRING and dtype not in DTYPES:
+        raise WireError(name, "dtype", f"unknown dtype {dtype!r}; expected one of "
+                        f"{', '.join(DTYPES)} or {STRING!r}")
+    if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                            for n in shape):
+        raise WireError(name, "shape", f"expected a non-empty array of sizes >= 0, got {shape!r}")
+    trace = header.get("trace", [])
+    if not isinstance(trace, list) or not all(
+            isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
+            and all(_is_number(t) for t in e[1:]) for e in trace):
+        raise WireError(name, "trace", "expected an array of [stage, enter, exit]")
+    if "timestamps" in header:
+        stamps = header["timestamps"]
+        if not isinstance(stamps, list) or not all(_is_number(t) for t in stamps):
+            raise WireError(name, "timestamps", "expected an array of numbers")
+        if len(stamps) != shape[0]:
+            raise WireError(name, "timestamps", f"{len(stamps)} timestamps for {shape[0]} "
+                            f"samples (shape {shape})")
+        return
+    for key in ("t0", "rate"):
+        if key not in header:
+            raise WireError(name, key, "missing (give either 'timestamps' or 't0' and 'rate')")
+        if not _is_number(header[key]):
+            raise WireError(name, key, f"expected a number, got {header[key]!r}")
+    if header["rate"] <= 0:
+        raise WireError(name, "rate", f"must be > 0 with 't0', got {header['rate']!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _kind_name(kind: type | tuple) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {int: "int", float: "float", str: "str", bool: "bool", list: "array", dict: "map"}
+    return " or ".join(names[k] for k in kinds)
+
+
+def _decode_strings(payload: memoryview, shape: tuple[int, ...], name: str) -> np.ndarray:
+    try:
+        nested = msgpack.unpackb(payload)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise WireError(name, "payload", f"string payload is not msgpack ({exc})") from None
+    data = np.empty(shape, dtype=object)
+    if not _fits(nested, shape):
+        raise WireError(name, "payload", f"string payload does not match shape {list(shape)} "
+                        "(expected nested arrays of str, one level per dimension)")
+    if data.size:
+        data[...] = nested
+    return data
+
+
+def _fits(nested: Any, shape: tuple[int, ...]) -> bool:
+    if not shape:
+        return isinstance(nested, str)
+    return (isinstance(nested, list) and len(nested) == shape[0]
+            and all(_fits(item, shape[1:]) for item in nested))
+
+
+def _timestamps(header: dict, n: int) -> np.ndarray:
+    if "timestamps" in header:
+        return np.asarray(header["timestamps"], dtype=np.float64)
+    return header["t0"] + np.arange(n) / header["rate"]
+
+
+def _info(header: dict) -> StreamInfo:
+    s = header["stream"]
+    return StreamInfo(name=s["name"], type=s["type"], channels=tuple(s["channels"]),
+                      units=tuple(s["units"]), rate=float(s["rate"]), dtype=s["dtype"],
+                      source_id=s["source_id"])
