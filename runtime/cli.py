@@ -1,0 +1,114 @@
+"""The `edgert` command line: one surface for pipelines, streams, recording and replay."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.logging import RichHandler
+
+import pipelines
+from runtime.console import report_table
+from runtime.pipeline import Pipeline
+from runtime.spec import PipelineError
+
+app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            console.print(f"edgert {version('edgert')}")
+        except PackageNotFoundError:
+            console.print("edgert (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version_: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                  help="Print the version and exit."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
+) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
+                        handlers=[RichHandler(console=console, show_path=False)])
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(2)
+
+
+def _write_json(path: Optional[Path], payload: dict) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(payload, indent=2))
+        console.print(f"report written to {path}")
+
+
+def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> dict:
+    """Run a pipeline with a live table (refreshed each second) until duration or Ctrl-C."""
+    pipeline.start()
+    end = None if duration is None else time.monotonic() + duration
+    try:
+        with Live(report_table(pipeline.report()), console=console, refresh_per_second=2,
+                  transient=True, disable=quiet) as live:
+            while end is None or time.monotonic() < end:
+                time.sleep(min(0.5, max(0.0, end - time.monotonic())) if end else 0.5)
+                live.update(report_table(pipeline.report()))
+    except KeyboardInterrupt:
+        console.print("stopping")
+    finally:
+        pipeline.stop()
+    return pipeline.report()
+
+
+@app.command()
+def run(
+    pipeline: str = typer.Argument(..., help="A pipeline YAML file, or the name of a shipped "
+                                   f"one ({', '.join(pipelines.available())})."),
+    set_: list[str] = typer.Option([], "--set", help="Override a node field: NODE.FIELD=VALUE."),
+    duration: Optional[float] = typer.Option(None, help="Stop after this many seconds."),
+    report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live table."),
+) -> None:
+    """Run a pipeline until --duration passes or Ctrl-C, then print and save its report."""
+    try:
+        pipe = Pipeline.from_yaml(pipelines.find(pipeline), set_)
+    except PipelineError as e:
+        _fail(str(e))
+    result = run_live(pipe, duration, quiet)
+    console.print(report_table(result))
+    _write_json(report, result)
+
+
+@app.command()
+def streams(
+    timeout: float = typer.Option(1.0, help="Seconds to wait for streams to answer."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the LSL streams visible from this machine."""
+    from rich.table import Table
+
+    from streams.lsl import list_streams
+
+    found = list_streams(timeout)
+    if as_json:
+        print(json.dumps([{"name": s.name, "type": s.type, "channels": s.n_channels,
+                           "rate": s.rate, "dtype": s.dtype, "source_id": s.source_id}
+                          for s in found], indent=2))
+        return
+    table = Table(title=f"{len(found)} LSL stream(s)", title_justify="left")
+    for col in ("name", "type", "channels", "rate", "dtype", "source_id"):
+        table.add_column(col)
+    for s in found:
+        table.add_row(s.name, s.type, str(s.n_channels), f"{s.rate:g}", s.dtype, s.source_id)
+    console.print(table)
