@@ -60,10 +60,11 @@ def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False)
     end = None if duration is None else time.monotonic() + duration
     try:
         with Live(report_table(pipeline.report()), console=console, refresh_per_second=2,
-                  transient=True, disable=quiet) as live:
+                  transient=True, auto_refresh=False) as live:
             while end is None or time.monotonic() < end:
                 time.sleep(min(0.5, max(0.0, end - time.monotonic())) if end else 0.5)
-                live.update(report_table(pipeline.report()))
+                if not quiet:
+                    live.update(report_table(pipeline.report()), refresh=True)
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
