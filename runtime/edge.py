@@ -43,17 +43,23 @@ class Edge:
             self.put_count += 1
         self.on_put()
 
+    def fresh(self, chunk: Chunk) -> bool:
+        """False (and counted as expired) when the chunk is past the edge's deadline."""
+        if self.deadline is None or len(chunk) == 0:
+            return True
+        if local_clock() - chunk.timestamps[-1] <= self.deadline:
+            return True
+        self.expired += 1
+        return False
+
     def get(self) -> Chunk | None:
         """The oldest live chunk, or None when empty. Never blocks."""
         with self.cond:
             while self.queue:
                 chunk = self.queue.popleft()
                 self.cond.notify()
-                if self.deadline is None or len(chunk) == 0:
+                if self.fresh(chunk):
                     return chunk
-                if local_clock() - chunk.timestamps[-1] <= self.deadline:
-                    return chunk
-                self.expired += 1
         return None
 
     @property

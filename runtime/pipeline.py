@@ -149,7 +149,7 @@ class Pipeline:
         return {
             "pipeline": self.spec.name,
             "duration_s": end - self.started_at if self.started_at else 0.0,
-            "end_to_end": sched.tracer.end_to_end.summary(),
+            "end_to_end": sched.tracer.end_to_end(),
             "nodes": nodes,
             "edges": [{"edge": e.label, "policy": e.policy, "capacity": e.capacity,
                        "queued": len(e), "dropped": e.dropped, "expired": e.expired}

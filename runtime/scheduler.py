@@ -38,7 +38,7 @@ class Scheduler:
         for e in edges:
             e.on_put = self.wake[e.dst].set if e.dst in self.threaded else (
                 lambda n=e.dst: self.drain(n))
-        self.tracer = Tracer(list(nodes))
+        self.tracer = Tracer(list(nodes), self.sinks)
         self.quarantine = Quarantine()
         self.processed = {name: 0 for name in nodes}
         self.running = threading.Event()
@@ -132,7 +132,7 @@ class Scheduler:
         self.tracer.stages[name].add(t1 - t0)
         self.processed[name] += 1
         if name in self.sinks and len(chunk):
-            self.tracer.end_to_end.add(t1 - chunk.timestamps[-1])
+            self.tracer.sinks[name].add(t1 - chunk.timestamps[-1])
         if out:
             self._emit(name, out, t0, t1)
 
@@ -156,7 +156,22 @@ class Scheduler:
                 if t0 is not None:
                     chunk.trace.append((name, t0, t1))
                 if len(edges) == 1:
-                    edges[0].put(chunk)
+                    self._deliver(edges[0], chunk)
                     continue
                 for e in edges:
-                    e.put(replace(chunk, trace=list(chunk.trace)))
+                    self._deliver(e, replace(chunk, trace=list(chunk.trace)))
+
+    def _deliver(self, edge: Edge, chunk: Chunk) -> None:
+        """Hand a chunk over. An idle inline consumer with nothing queued runs it right here,
+        skipping the queue; otherwise the chunk waits in the edge under its policy."""
+        name = edge.dst
+        if name in self.threaded or len(edge) or not self.locks[name].acquire(blocking=False):
+            edge.put(chunk)
+            return
+        try:
+            if edge.fresh(chunk):
+                edge.put_count += 1
+                self._run(name, edge.dst_port, chunk)
+        finally:
+            self.locks[name].release()
+        self.drain(name)

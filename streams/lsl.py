@@ -5,6 +5,7 @@ import logging
 
 import numpy as np
 import pylsl
+from pylsl.util import LostError
 
 from streams.chunk import STRING, Chunk, StreamInfo
 from streams.clock import local_clock
@@ -166,7 +167,7 @@ class Inlet:
                 return None
         try:
             data, stamps = self._pull(timeout)
-        except pylsl.LostError:
+        except LostError:
             self._lost()
             return None
         if len(stamps) == 0:
@@ -180,10 +181,17 @@ class Inlet:
     def _pull(self, timeout: float) -> tuple[np.ndarray, np.ndarray]:
         if self._buffer is None:
             samples, stamps = self._inlet.pull_chunk(timeout, self.max_chunk, min_samples=1)
-            return np.array(samples, dtype=object).reshape(len(stamps), -1), np.asarray(stamps)
-        view, stamps = self._inlet.pull_chunk(timeout, self.max_chunk, dest_obj=self._buffer,
-                                              min_samples=1, as_numpy=True)
-        return view.copy(), stamps
+            width = max(self.info.n_channels, 1)
+            return np.array(samples, dtype=object).reshape(len(stamps), width), np.asarray(stamps)
+        # pull_chunk(min_samples=1) always makes a second, draining call; make it only when
+        # more samples wait (saves a liblsl round trip per sample on 1-sample chunks).
+        buf = self._buffer
+        _, stamps = self._inlet.pull_chunk(timeout, 1, dest_obj=buf, as_numpy=True)
+        if len(stamps) and self._inlet.samples_available():
+            _, more = self._inlet.pull_chunk(0.0, self.max_chunk - 1, dest_obj=buf[1:],
+                                             as_numpy=True)
+            stamps = np.concatenate([stamps, more])
+        return buf[:len(stamps)].copy(), stamps
 
     def _lost(self) -> None:
         if not self.reconnect:

@@ -76,7 +76,11 @@ def encode_error(message: str) -> list[bytes]:
 
 
 def decode(frames: list) -> Chunk:
-    """A chunk from [header, payload]; numeric data is a read-only view of the payload frame."""
+    """A chunk from [header, payload]; numeric data is a view of the payload frame, no copy.
+
+    The view may be unaligned (ZeroMQ packs small messages into one receive buffer) and is
+    read-only when the frame is immutable (bytes); copy it where that matters.
+    """
     if len(frames) != 2:
         raise WireError(None, "frames", f"expected 2 frames [header, payload], got {len(frames)}")
     header = decode_header(frames[0])
@@ -115,12 +119,15 @@ def decode_header(frame: Frame) -> dict[str, Any]:
     name = name if isinstance(name, str) else None
     _check(header, HEADER_KEYS, name, "")
     _check(stream, STREAM_KEYS, name, "stream.")
+    for key in ("channels", "units"):
+        if not all(isinstance(x, str) for x in stream[key]):
+            raise WireError(name, f"stream.{key}", "expected an array of strings")
     _check_layout(header, name)
     return header
 
 
 def _wire_array(chunk: Chunk) -> np.ndarray:
-    """chunk.data as the payload needs it: C-ordered little-endian, or an object array of str."""
+    """chunk.data as the payload needs it: C-ordered little-endian numbers, or str values."""
     data = chunk.data
     if _is_string(data):
         if not all(isinstance(x, str) for x in data.flat):
@@ -152,9 +159,6 @@ def _check(mapping: dict, keys: dict, name: str | None, prefix: str) -> None:
         if wrong_bool or not isinstance(value, kind):
             raise WireError(name, prefix + key, f"expected {_kind_name(kind)}, "
                             f"got {type(value).__name__} {value!r}")
-    for key in ("channels", "units"):
-        if key in keys and not all(isinstance(x, str) for x in mapping[key]):
-            raise WireError(name, prefix + key, "expected an array of strings")
 
 
 def _check_layout(header: dict, name: str | None) -> None:

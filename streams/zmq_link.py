@@ -1,0 +1,230 @@
+"""ZeroMQ sockets that speak chunks: PUB/SUB, PUSH/PULL and REQ/REP, one class per role.
+
+Every class owns one socket of the process-wide zmq.Context.instance(); the caller chooses
+bind or connect (defaults: the long-lived side binds — PUB, PULL and REP). Sends are zero-copy
+for payloads of zmq.COPY_THRESHOLD (64 KiB) and more (pyzmq copies smaller ones, which is
+cheaper); ZeroMQ reads the array later from its I/O thread, so never modify a chunk after
+sending it. Receives wait in a zmq.Poller, so they sleep rather than spin, and return None on
+timeout; decoded arrays are views of the received message.
+The wire format is docs/wire.md; PUB/SUB messages carry the stream name as a first frame.
+"""
+from __future__ import annotations
+
+from typing import Callable, Self
+
+import zmq
+
+from streams import wire
+from streams.chunk import Chunk
+from streams.clock import local_clock
+
+PUBSUB_HWM = 100
+
+
+def _ms(timeout: float | None) -> int | None:
+    return None if timeout is None else max(0, int(timeout * 1000))
+
+
+class _Link:
+    """One socket, bound or connected, with a poller for receiving."""
+
+    stage = "zmq"
+
+    def __init__(self, kind: int, endpoint: str, bind: bool, **options: int):
+        self.socket = zmq.Context.instance().socket(kind)
+        for option, value in options.items():
+            self.socket.setsockopt(getattr(zmq, option), value)
+        if bind:
+            self.socket.bind(endpoint)
+            endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        else:
+            self.socket.connect(endpoint)
+        self.endpoint = endpoint
+        self._poller = zmq.Poller()
+        self._poller.register(self.socket, zmq.POLLIN)
+
+    def _recv(self, timeout: float | None) -> list[zmq.Frame] | None:
+        deadline = None if timeout is None else local_clock() + timeout
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - local_clock())
+            if not self._poller.poll(_ms(wait)):
+                return None
+            try:
+                return self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:  # readable, yet nothing: a REQ dropped a stale reply
+                if deadline is not None and local_clock() >= deadline:
+                    return None
+
+    def _send(self, frames: list, timeout: float | None, stream: str) -> None:
+        self.socket.setsockopt(zmq.SNDTIMEO, -1 if timeout is None else _ms(timeout))
+        try:
+            self.socket.send_multipart(frames, copy=False)
+        except zmq.Again:
+            raise TimeoutError(f"no peer at {self.endpoint} took stream {stream!r} "
+                               f"within {timeout} s") from None
+
+    def _decode(self, frames: list) -> Chunk:
+        chunk = wire.decode(frames)
+        now = local_clock()
+        chunk.trace.append((self.stage, float(chunk.timestamps[-1]) if len(chunk) else now, now))
+        return chunk
+
+    def close(self, linger: float = 0.0) -> None:
+        """Close the socket; messages still queued after `linger` seconds are dropped."""
+        self.socket.close(linger=_ms(linger))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Publisher(_Link):
+    """PUB: fan-out to every subscriber. Never blocks: a subscriber that falls `hwm` messages
+    behind loses the newest ones (ZeroMQ drops them; Subscriber.missed counts them)."""
+
+    def __init__(self, endpoint: str, bind: bool = True, hwm: int = PUBSUB_HWM):
+        super().__init__(zmq.PUB, endpoint, bind, SNDHWM=hwm)
+        self.pushed = 0
+
+    def push(self, chunk: Chunk) -> None:
+        topic = chunk.info.name.encode()
+        self.socket.send_multipart([topic, *wire.encode(chunk)], copy=False)
+        self.pushed += 1
+
+
+class Subscriber(_Link):
+    """SUB: chunks of every stream whose name starts with `topic` ("" = all streams).
+
+    A subscriber that connects late, or falls behind, misses chunks; `missed` counts the
+    holes in each stream's seq numbers.
+    """
+
+    stage = "zmq_sub"
+
+    def __init__(self, endpoint: str, topic: str = "", bind: bool = False,
+                 hwm: int = PUBSUB_HWM):
+        super().__init__(zmq.SUB, endpoint, bind, RCVHWM=hwm)
+        self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        self.missed = 0
+        self._last_seq: dict[str, int] = {}
+
+    def pull(self, timeout: float | None = 0.2) -> Chunk | None:
+        """The next chunk, waiting up to `timeout` seconds; raises WireError if malformed."""
+        frames = self._recv(timeout)
+        if frames is None:
+            return None
+        if len(frames) != 3:
+            raise wire.WireError(None, "frames", f"expected 3 frames [topic, header, payload] "
+                                 f"from a publisher, got {len(frames)}")
+        chunk = self._decode(frames[1:])
+        if frames[0].bytes != chunk.info.name.encode():
+            raise wire.WireError(chunk.info.name, "topic", f"topic frame {frames[0].bytes!r} "
+                                 "is not the stream name")
+        self._count_missed(chunk)
+        return chunk
+
+    def _count_missed(self, chunk: Chunk) -> None:
+        last = self._last_seq.get(chunk.info.name)
+        if last is not None and chunk.seq > last + 1:
+            self.missed += chunk.seq - last - 1
+        self._last_seq[chunk.info.name] = chunk.seq
+
+
+class Pusher(_Link):
+    """PUSH: lossless hand-off to the pullers, round robin. push blocks (backpressure) while
+    every puller is `hwm` messages behind, or while a bound pusher has no puller yet."""
+
+    def __init__(self, endpoint: str, bind: bool = False, hwm: int = 1000):
+        super().__init__(zmq.PUSH, endpoint, bind, SNDHWM=hwm)
+        self.pushed = 0
+
+    def push(self, chunk: Chunk, timeout: float | None = None) -> None:
+        """Queue the chunk; raises TimeoutError if no puller takes it within `timeout` s."""
+        self._send(wire.encode(chunk), timeout, chunk.info.name)
+        self.pushed += 1
+
+
+class Puller(_Link):
+    """PULL: chunks from any number of pushers, fair-queued."""
+
+    stage = "zmq_pull"
+
+    def __init__(self, endpoint: str, bind: bool = True, hwm: int = 1000):
+        super().__init__(zmq.PULL, endpoint, bind, RCVHWM=hwm)
+
+    def pull(self, timeout: float | None = 0.2) -> Chunk | None:
+        """The next chunk, waiting up to `timeout` seconds; raises WireError if malformed."""
+        frames = self._recv(timeout)
+        return None if frames is None else self._decode(frames)
+
+
+class Requester(_Link):
+    """REQ: send a chunk, wait for the reply chunk. After a timeout the next request may go
+    at once; a late reply to the old one is discarded (REQ_RELAXED + REQ_CORRELATE)."""
+
+    stage = "zmq_req"
+
+    def __init__(self, endpoint: str, bind: bool = False):
+        super().__init__(zmq.REQ, endpoint, bind, REQ_RELAXED=1, REQ_CORRELATE=1)
+
+    def request(self, chunk: Chunk, timeout: float | None = 5.0) -> Chunk:
+        """The reply; TimeoutError if none within `timeout` s, RemoteError if the peer failed."""
+        deadline = None if timeout is None else local_clock() + timeout
+        self._send(wire.encode(chunk), timeout, chunk.info.name)
+        frames = self._recv(None if deadline is None else deadline - local_clock())
+        if frames is None:
+            raise TimeoutError(f"no reply from {self.endpoint} to stream {chunk.info.name!r} "
+                               f"within {timeout} s")
+        return self._decode(frames)
+
+
+class Replier(_Link):
+    """REP: receive a request chunk, answer with a reply chunk (or an error message)."""
+
+    stage = "zmq_rep"
+
+    def __init__(self, endpoint: str, bind: bool = True):
+        super().__init__(zmq.REP, endpoint, bind)
+
+    def receive(self, timeout: float | None = 0.2) -> Chunk | None:
+        """The next request; each one must be answered with reply() or fail() before the next."""
+        frames = self._recv(timeout)
+        if frames is None:
+            return None
+        try:
+            return self._decode(frames)
+        except (wire.WireError, wire.RemoteError) as exc:
+            self.fail(str(exc))
+            raise
+
+    def reply(self, chunk: Chunk) -> None:
+        """Answer the last request; a chunk that cannot be encoded is answered as an error."""
+        try:
+            frames = wire.encode(chunk)
+        except wire.WireError as exc:
+            self.fail(str(exc))
+            raise
+        self.socket.send_multipart(frames, copy=False)
+
+    def fail(self, message: str) -> None:
+        """Answer with an error; the requester raises RemoteError(message)."""
+        self.socket.send_multipart(wire.encode_error(message))
+
+    def serve_once(self, handler: Callable[[Chunk], Chunk], timeout: float | None = 0.2) -> bool:
+        """Answer one request with handler(request); False if none came within `timeout` s.
+
+        If the request is malformed or the handler raises, the requester gets the error
+        message and the exception is raised here too, with the socket ready for the next one.
+        """
+        request = self.receive(timeout)
+        if request is None:
+            return False
+        try:
+            response = handler(request)
+        except Exception as exc:
+            self.fail(f"{type(exc).__name__}: {exc}")
+            raise
+        self.reply(response)
+        return True
