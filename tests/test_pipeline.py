@@ -64,6 +64,8 @@ def test_chain_forwards_every_chunk_in_order_and_reports():
     ({"name": "x", "nodes": [{"name": "a", "node": "nope"}]}, ["node 'a'", "unknown node 'nope'"]),
     ({"name": "x", "nodes": [{"name": "f", "node": "filter", "params": {"order": "high"}}]},
      ["node 'f'", "params.order", "params.freqs"]),
+    ({"name": "x", "nodes": [{"name": "f", "node": "filter", "params": {"freqs": 10}}]},
+     ["node 'f'", "bandpass filter takes 2"]),
     ({"name": "x", "nodes": [{"name": "w", "node": "window", "params": {"length": 1, "hop": 1,
                                                                         "hoop": 2}}]},
      ["node 'w'", "params.hoop", "length, hop"]),

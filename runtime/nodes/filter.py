@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 from scipy import signal
 
 from runtime.node import Node, Params
@@ -20,6 +20,15 @@ class Filter(Node):
         order: int = Field(4, gt=0, le=12)
         quality: float = Field(30.0, gt=0, description="notch quality factor")
 
+        @model_validator(mode="after")
+        def count(self) -> "Filter.Params":
+            n = len(np.atleast_1d(self.freqs))
+            want = 2 if self.kind in ("bandpass", "bandstop") else 1
+            if n != want:
+                raise ValueError(f"a {self.kind} filter takes {want} frequency(ies) in 'freqs', "
+                                 f"got {n}")
+            return self
+
     def start(self) -> None:
         self.sos: np.ndarray | None = None
         self.zi: np.ndarray | None = None
@@ -33,7 +42,8 @@ class Filter(Node):
                              f"(0, {nyquist}) for a stream at {rate} Hz")
         if p.kind == "notch":
             return signal.tf2sos(*signal.iirnotch(freqs[0], p.quality, fs=rate))
-        return signal.butter(p.order, freqs, btype=p.kind, fs=rate, output="sos")
+        cutoff = freqs if len(freqs) == 2 else freqs[0]
+        return signal.butter(p.order, cutoff, btype=p.kind, fs=rate, output="sos")
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]

@@ -1,0 +1,77 @@
+"""ZeroMQ endpoints as nodes: a receiving source (SUB, PULL or REP) and a sending sink (PUB, PUSH).
+
+The wire format is the README's (docs/wire.md). Defaults follow the usual topology: the
+long-lived side binds (PUB, PULL, REP), the other connects; `bind` overrides.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from runtime.node import Node, Params, Source
+from streams import Chunk
+from streams.zmq_link import Publisher, Puller, Pusher, Replier, Subscriber
+
+
+class ZMQIn(Source):
+    """Chunks from a SUB, PULL or REP socket. REP acknowledges each request with an empty
+    chunk carrying the request's seq, once the chunk is accepted into the pipeline."""
+
+    class Params(Params):
+        endpoint: str = Field(description="e.g. tcp://127.0.0.1:5555")
+        pattern: Literal["sub", "pull", "rep"] = "sub"
+        bind: bool | None = None
+        topic: str = Field("", description="SUB only: stream-name prefix to receive")
+
+    def start(self) -> None:
+        p = self.p
+        if p.pattern == "sub":
+            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind))
+        elif p.pattern == "pull":
+            self.link = Puller(p.endpoint, bind=p.bind is not False)
+        else:
+            self.link = Replier(p.endpoint, bind=p.bind is not False)
+
+    def read(self, timeout: float) -> Chunk | None:
+        if self.p.pattern != "rep":
+            return self.link.pull(timeout)
+        chunk = self.link.receive(timeout)
+        if chunk is not None:
+            self.link.reply(Chunk(chunk.data[:0], chunk.timestamps[:0], chunk.info, chunk.seq))
+        return chunk
+
+    def stop(self) -> None:
+        self.link.close()
+
+    def stats(self) -> dict:
+        return {"endpoint": self.link.endpoint, "missed": getattr(self.link, "missed", 0)}
+
+
+class ZMQOut(Node):
+    """Sends every chunk on a PUB or PUSH socket."""
+
+    outputs = ()
+
+    class Params(Params):
+        endpoint: str = Field(description="e.g. tcp://127.0.0.1:5556")
+        pattern: Literal["pub", "push"] = "pub"
+        bind: bool | None = None
+        hwm: int = Field(100, gt=0, description="messages queued per peer before dropping "
+                         "(PUB) or blocking (PUSH)")
+
+    def start(self) -> None:
+        p = self.p
+        if p.pattern == "pub":
+            self.link = Publisher(p.endpoint, bind=p.bind is not False, hwm=p.hwm)
+        else:
+            self.link = Pusher(p.endpoint, bind=bool(p.bind), hwm=p.hwm)
+
+    def process(self, inputs: dict[str, Chunk]) -> None:
+        self.link.push(inputs["in"])
+
+    def stop(self) -> None:
+        self.link.close(linger=1.0)
+
+    def stats(self) -> dict:
+        return {"endpoint": self.link.endpoint}
