@@ -56,7 +56,8 @@ def _write_json(path: Optional[Path], payload: dict) -> None:
 
 def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> dict:
     """Run a pipeline with a live table (refreshed each second) until duration or Ctrl-C."""
-    pipeline.start()
+    if pipeline.started_at is None:
+        pipeline.start()
     end = None if duration is None else time.monotonic() + duration
     try:
         with Live(report_table(pipeline.report()), console=console, refresh_per_second=2,
@@ -88,6 +89,23 @@ def run(
         _fail(str(e))
     result = run_live(pipe, duration, quiet)
     console.print(report_table(result))
+    _write_json(report, result)
+
+
+@app.command()
+def demo(
+    name: str = typer.Argument("bandpass", help="Which demo to run."),
+    duration: float = typer.Option(10.0, help="Seconds to run."),
+    report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
+) -> None:
+    """Run a live demo on simulated sources: no hardware needed."""
+    from runtime.demo import DEMOS
+
+    if name not in DEMOS:
+        _fail(f"no demo named {name!r}; available: {', '.join(sorted(DEMOS))}")
+    result = DEMOS[name](duration, run_live)
+    console.print(report_table(result, f"demo {name}"))
+    console.print({k: round(v, 3) for k, v in result["metrics"].items()})
     _write_json(report, result)
 
 

@@ -5,15 +5,15 @@ from rich.table import Table
 
 
 def report_table(report: dict, title: str | None = None) -> Table:
-    table = Table(title=title or f"pipeline {report.get('pipeline', '')}", title_justify="left")
-    for col in ("stage", "p50 ms", "p90 ms", "p99 ms", "max ms", "processed", "dropped",
-                "quarantined"):
+    name = title or f"pipeline {report.get('pipeline', '')}"
+    table = Table(title=f"{name} (latency in ms)", title_justify="left")
+    for col in ("stage", "p50", "p90", "p99", "max", "chunks", "dropped", "bad"):
         table.add_column(col, justify="left" if col == "stage" else "right")
     for name, node in report["nodes"].items():
         table.add_row(name, *(f"{node[k]:.3f}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
                       str(node["processed"]), str(node["dropped"]), str(node["quarantined"]))
     e2e = report["end_to_end"]
-    table.add_row("[bold]end to end[/bold]",
+    table.add_row("[bold]end-to-end[/bold]",
                   *(f"[bold]{e2e[k]:.3f}[/bold]" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
                   str(e2e["count"]), str(report["dropped"]), "", end_section=True)
     return table

@@ -109,6 +109,9 @@ class Pipeline:
             self.metrics_server = serve(self, self.spec.metrics_port)
 
     def stop(self) -> None:
+        """Stop once: sources first, then every queued chunk goes through, then the nodes."""
+        if self.started_at is None or self.stopped_at is not None:
+            return
         self.scheduler.stop()
         self.stopped_at = local_clock()
         for name in self.order:
