@@ -201,6 +201,10 @@ class Inlet:
         self._gap = True
         self.close()
 
+    @property
+    def connected(self) -> bool:
+        return self._inlet is not None
+
     def time_correction(self, timeout: float = 2.0) -> float:
         return self._inlet.time_correction(timeout) if self._inlet else 0.0
 
