@@ -131,3 +131,83 @@ def streams(
     for s in found:
         table.add_row(s.name, s.type, str(s.n_channels), f"{s.rate:g}", s.dtype, s.source_id)
     console.print(table)
+
+
+@app.command()
+def record(
+    out: Path = typer.Argument(..., help="The XDF file to write."),
+    stream: list[str] = typer.Option([], "--stream", "-s", help="Stream name to record "
+                                     "(repeat for more); default: every visible stream."),
+    duration: Optional[float] = typer.Option(None, help="Stop after this many seconds."),
+) -> None:
+    """Record LSL streams to XDF as LabRecorder does (raw timestamps plus clock offsets)."""
+    from streams.lsl import list_streams
+    from streams.recorder import Recorder
+
+    names = stream or sorted({s.name for s in list_streams(2.0)})
+    if not names:
+        _fail("no LSL streams found; start a source first (see `edgert streams`)")
+    try:
+        recorder = Recorder(out, names)
+        recorder.start()
+    except LookupError as e:
+        _fail(str(e))
+    end = None if duration is None else time.monotonic() + duration
+    try:
+        with Live(console=console, refresh_per_second=2) as live:
+            while end is None or time.monotonic() < end:
+                time.sleep(0.5)
+                live.update(f"recording {out}: " + ", ".join(
+                    f"{name} {n} samples" for name, n in recorder.counts.items()))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        recorder.stop()
+    console.print(f"wrote {out}: " + ", ".join(f"{k} {v} samples"
+                                              for k, v in recorder.counts.items()))
+
+
+@app.command()
+def replay(
+    file: Path = typer.Argument(..., help="An XDF file."),
+    speed: float = typer.Option(1.0, help="Playback speed; inf for as fast as possible."),
+    loop: bool = typer.Option(False, help="Start again at the end."),
+    chunk: int = typer.Option(16, help="Samples per chunk for regular streams."),
+    jitter: bool = typer.Option(False, help="Seeded random chunk sizes, like real amplifiers."),
+    seed: int = typer.Option(0),
+    zmq: Optional[str] = typer.Option(None, help="Publish on this ZeroMQ endpoint (PUB, "
+                                      "bound) instead of LSL outlets."),
+) -> None:
+    """Play every stream of an XDF file live, keeping the original spacing."""
+    from rich.progress import Progress
+
+    from streams.lsl import Outlet
+    from streams.replay import Replay
+    from streams.zmq_link import Publisher
+
+    make_sink = Outlet
+    if zmq is not None:
+        publisher = Publisher(zmq)
+        console.print(f"publishing on {publisher.endpoint}")
+        make_sink = lambda info: publisher  # noqa: E731
+    try:
+        player = Replay.from_xdf(file, make_sink=make_sink, speed=speed, chunk_size=chunk,
+                                 loop=loop, seed=seed, jitter=jitter)
+    except (FileNotFoundError, ValueError) as e:
+        _fail(str(e))
+    for r in player.recordings:
+        console.print(f"  {r.info.name} [{r.info.type}] {r.info.n_channels} ch "
+                      f"{r.info.rate:g} Hz, {len(r)} samples")
+    total = player.timeline.duration / (1.0 if speed == float("inf") else speed)
+    player.start()
+    try:
+        with Progress(console=console) as progress:
+            task = progress.add_task(f"replaying {file.name}", total=None if loop else total)
+            while not player.wait(0.2):
+                progress.update(task, completed=min(total, player.elapsed()))
+            progress.update(task, completed=total)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        player.stop()
+    console.print("pushed " + ", ".join(f"{k} {v}" for k, v in player.pushed.items()))

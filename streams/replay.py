@@ -232,6 +232,10 @@ class Replay:
 
     join = wait
 
+    def elapsed(self) -> float:
+        """Seconds since start (0 before)."""
+        return 0.0 if self.t_start is None else local_clock() - self.t_start
+
     @property
     def done(self) -> bool:
         return self._thread is not None and not self._thread.is_alive()
