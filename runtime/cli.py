@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.live import Live
 from rich.logging import RichHandler
+from rich.markup import escape
 
 import pipelines
 from runtime.console import report_table
@@ -39,11 +40,11 @@ def main(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
 ) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
+                        handlers=[RichHandler(console=Console(stderr=True), show_path=False)])
 
 
 def _fail(message: str) -> None:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(2)
 
 
@@ -211,3 +212,113 @@ def replay(
     finally:
         player.stop()
     console.print("pushed " + ", ".join(f"{k} {v}" for k, v in player.pushed.items()))
+
+
+@app.command("export")
+def export_(
+    method: str = typer.Argument(..., help="An installed method, 'reference' (a small EEG "
+                                 "decoder), or a 'package.module:function' exporter."),
+    out: Path = typer.Option(..., help="The bundle folder to write."),
+    checkpoint: Optional[Path] = typer.Option(None, help="Weights to export (default: the "
+                                              "method's own)."),
+    fp16: bool = typer.Option(False, "--fp16", help="Add an fp16 variant."),
+    int8: bool = typer.Option(False, "--int8", help="Add an int8 (dynamic) variant."),
+) -> None:
+    """Export a model to a bundle: ONNX, torch file, manifest, parity measured."""
+    from export.bundle import ExportError
+    from runtime.methods import find
+
+    try:
+        exporter = find("export.reference:export_reference" if method == "reference" else method)
+    except LookupError as e:
+        _fail(str(e))
+    exporter = getattr(exporter, "export", exporter)
+    try:
+        bundle = exporter(out=out, checkpoint=checkpoint, fp16=fp16, int8=int8)
+    except (ExportError, ValueError, FileNotFoundError) as e:
+        _fail(str(e))
+    m = bundle.manifest
+    console.print(f"bundle {m.name!r} written to {bundle.path}")
+    for name, v in m.variants.items():
+        flags = f" [yellow]flagged: {'; '.join(v.flagged)}[/yellow]" if v.flagged else ""
+        ratio = f", {v.latency_ratio:.2f}x fp32 latency" if v.latency_ratio else ""
+        console.print(f"  {name}: {v.file}{ratio}{flags}")
+    for kind, p in m.parity.items():
+        console.print(f"  parity ({kind}): max abs {p.max_abs:.2e}, max rel {p.max_rel:.2e} "
+                      f"over {p.samples} samples (tolerance {p.tolerance:g})")
+
+
+@app.command()
+def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
+    """Check a bundle: hashes, opset, loads in ONNX Runtime, parity re-run."""
+    from export.bundle import BundleError
+    from export.verify import verify as check
+
+    try:
+        result = check(bundle)
+    except BundleError as e:
+        _fail(str(e))
+    console.print_json(json.dumps(result))
+    console.print(f"[green]{bundle}: ok[/green]")
+
+
+@app.command()
+def devices(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Say what this machine is and which device profile applies."""
+    from devices.detect import detect
+    from devices.profile import load_profile
+
+    found = detect()
+    payload = found.to_dict()
+    payload["profile_settings"] = load_profile(found.profile).model_dump()
+    if as_json:
+        print(json.dumps(payload, indent=2))
+        return
+    console.print(f"profile: [bold]{found.profile}[/bold]")
+    for reason in found.reasons:
+        console.print(f"  - {reason}")
+    console.print_json(json.dumps(payload["profile_settings"]))
+
+
+@app.command("bench-model")
+def bench_model_(
+    bundle: Path = typer.Argument(..., help="A bundle folder."),
+    backends: str = typer.Option("ort-cpu,torch", help="Comma-separated: ort-cpu, ort-cuda, "
+                                 "ort-trt, trt, torch, torch-cuda."),
+    scenario: str = typer.Option("single-stream", help="single-stream or offline."),
+    variant: str = typer.Option("fp32", help="fp32, fp16 or int8 (ONNX Runtime backends)."),
+    queries: int = typer.Option(300, help="Timed queries after warm-up."),
+    warmup: int = typer.Option(30, help="Untimed queries first."),
+    threads: int = typer.Option(1, help="Intra-op threads."),
+    profile: Optional[str] = typer.Option(None, help="Refuse if peak memory exceeds this "
+                                          "device profile's budget."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Latency (single-stream) or throughput (offline) of a bundle on each backend."""
+    from devices.placement import PlacementError
+    from export.bundle import BundleError
+    from runtime.bench_model import bench_model
+
+    if scenario not in ("single-stream", "offline"):
+        _fail(f"--scenario {scenario!r}: choose single-stream or offline")
+    try:
+        result = bench_model(str(bundle), [b.strip() for b in backends.split(",") if b.strip()],
+                             scenario, queries, warmup, variant, threads, profile=profile)
+    except (BundleError, PlacementError, ValueError) as e:
+        _fail(str(e))
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{result['bundle']} {variant}, {scenario}", title_justify="left")
+    cols = ("p50_ms", "p90_ms", "p99_ms") if scenario == "single-stream" else ("samples_per_s",)
+    for col in ("backend", "provider", *cols, "peak_memory_mb", "note"):
+        table.add_column(col)
+    for kind, r in result["results"].items():
+        if "skipped" in r:
+            table.add_row(kind, "", *("" for _ in cols), "", escape(r["skipped"]))
+            continue
+        table.add_row(kind, r["provider"], *(f"{r[c]:.3f}" for c in cols),
+                      f"{r['peak_memory_mb']:.1f}", "")
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Model bundles: torch -> ONNX (-> TensorRT), quantized variants, parity checks, manifest."""

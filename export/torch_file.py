@@ -1,0 +1,78 @@
+"""The bundle's torch model: model.pt2 (torch.export), or TorchScript model.ts where torch.export
+cannot capture the module. Either is checked against the module before it is kept."""
+from __future__ import annotations
+
+import io
+import logging
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr
+from pathlib import Path
+
+import torch
+
+from export.axes import Axes, resized
+
+log = logging.getLogger(__name__)
+
+PT2 = "model.pt2"
+TORCHSCRIPT = "model.ts"
+
+Check = Callable[[Callable, str], None]  # (loaded model, file name) -> raise if it is wrong
+
+
+def save_torch(module: torch.nn.Module, examples: dict[str, torch.Tensor], dynamic_axes: Axes,
+               trace_sizes: dict[str, int], folder: Path, check: Check) -> str:
+    """Write the torch file and return its name. `trace_sizes` should avoid sizes of 1, which
+    torch.export specializes."""
+    try:
+        _export(module, examples, dynamic_axes, trace_sizes, folder / PT2)
+        check(load(folder / PT2), PT2)
+        return PT2
+    except Exception as e:  # torch.export fails in many ways; every one means: fall back
+        log.warning("torch.export could not capture the module (%s: %s); saving TorchScript "
+                    "%s instead", type(e).__name__, str(e).strip().split("\n")[0], TORCHSCRIPT)
+        (folder / PT2).unlink(missing_ok=True)
+    with torch.no_grad(), warnings.catch_warnings():  # deprecated, but the only fallback left
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.trace(module, tuple(examples.values())).save(str(folder / TORCHSCRIPT))
+    check(load(folder / TORCHSCRIPT), TORCHSCRIPT)
+    return TORCHSCRIPT
+
+
+def _export(module: torch.nn.Module, examples: dict[str, torch.Tensor], dynamic_axes: Axes,
+            trace_sizes: dict[str, int], path: Path) -> None:
+    # DYNAMIC lets torch.export narrow a dim's range (a conv needs time >= kernel) but fails
+    # when the module would fix the dim to one size.
+    shapes = tuple({axis: torch.export.Dim.DYNAMIC for axis in dynamic_axes.get(key, {})}
+                   or None for key in examples)
+    args = tuple(resized(examples, dynamic_axes, trace_sizes).values())
+    with _quiet():
+        program = torch.export.export(module, args, dynamic_shapes=shapes)
+    torch.export.save(program, str(path))
+
+
+def load(path: Path) -> Callable:
+    """A torch file as a callable taking the inputs positionally, like the original module."""
+    if path.suffix == ".pt2":
+        return torch.export.load(str(path)).module()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return torch.jit.load(str(path))
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """torch.export prints whole graphs to stderr when a capture fails: keep them for the debug
+    log (the cause is logged as a warning by the caller)."""
+    printed = io.StringIO()
+    shapes = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    level = shapes.level
+    shapes.setLevel(logging.ERROR)
+    try:
+        with redirect_stderr(printed):
+            yield
+    finally:
+        shapes.setLevel(level)
+        if printed.getvalue():
+            log.debug("torch.export printed:\n%s", printed.getvalue())

@@ -1,0 +1,29 @@
+"""Methods plug in through the `edgert.methods` entry-point group; the runtime never names them."""
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+GROUP = "edgert.methods"
+
+
+def installed() -> dict[str, Any]:
+    """Entry points by method name (not loaded yet)."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def find(ref: str) -> Any:
+    """A method by entry-point name, or any object by `package.module:attr` path."""
+    if ":" in ref:
+        module, _, attr = ref.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as e:
+            raise LookupError(f"cannot load {ref!r}: {e}") from None
+    found = installed()
+    if ref not in found:
+        names = ", ".join(sorted(found)) or "none installed"
+        raise LookupError(f"no method {ref!r} in the {GROUP!r} entry points ({names}); "
+                          "give an installed method or a 'package.module:object' path")
+    return found[ref].load()

@@ -1,0 +1,98 @@
+"""Infer: runs a bundle on each chunk, and swaps in a new bundle version between two chunks."""
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from export.bundle import Bundle
+from runtime.backends import Backend, open_backend
+from runtime.node import Node, Params
+from streams import Chunk, StreamInfo
+
+log = logging.getLogger(__name__)
+
+
+class Infer(Node):
+    """Feeds each chunk (samples x channels) to the bundle's first input as one batch item
+    and emits its first output as a one-sample chunk stamped with the chunk's newest sample.
+
+    `channels_first` (the manifest's preprocessing `layout`, or set here) transposes the chunk
+    to channels x samples first. `swap(path)` loads and warms a new bundle beside the running
+    one; the next chunk is served by it, so no chunk sees a half-loaded model; `watch` does
+    that by itself when the bundle's manifest changes on disk.
+    """
+
+    class Params(Params):
+        bundle: Path
+        backend: str = "ort-cpu"
+        variant: str = "fp32"
+        threads: int | None = Field(1, ge=1, description="intra-op threads")
+        channels_first: bool | None = None
+        watch: float | None = Field(None, gt=0, description="seconds between checks of the "
+                                    "bundle for a new version")
+
+    def start(self) -> None:
+        self.backend = self._open(self.p.bundle)
+        self.pending: Backend | None = None
+        self.swaps = 0
+        self.version = self._version(self.p.bundle)
+        self.stopping = threading.Event()
+        self.watcher = None
+        if self.p.watch:
+            self.watcher = threading.Thread(target=self._watch, daemon=True,
+                                            name=f"edgert-{self.name}-watch")
+            self.watcher.start()
+
+    def _open(self, path: Path) -> Backend:
+        return open_backend(Bundle.load(path), self.p.backend, self.p.variant, self.p.threads)
+
+    @staticmethod
+    def _version(path: Path) -> float:
+        manifest = Path(path) / "manifest.json"
+        return manifest.stat().st_mtime_ns if manifest.exists() else 0
+
+    def swap(self, path: Path) -> None:
+        """Load the bundle at `path` and serve the next chunk with it."""
+        self.pending = self._open(path)
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(self.p.watch):
+            version = self._version(self.p.bundle)
+            if version != self.version:
+                try:
+                    self.swap(self.p.bundle)
+                    self.version = version
+                except Exception:
+                    log.exception("node %r: new bundle at %s did not load; keeping the "
+                                  "running one", self.name, self.p.bundle)
+
+    def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
+        if self.pending is not None:
+            self.backend, self.pending = self.pending, None
+            self.swaps += 1
+        chunk = inputs["in"]
+        manifest = self.backend.bundle.manifest
+        first = self.p.channels_first
+        if first is None:
+            first = manifest.preprocessing.get("layout", "channels_first") == "channels_first"
+        x = chunk.data.T if first else chunk.data
+        name = manifest.inputs[0].name
+        feed = {name: np.ascontiguousarray(x[None], dtype=manifest.inputs[0].dtype)}
+        self.backend.check(feed)
+        out = self.backend.run(feed)[manifest.outputs[0].name]
+        labels = tuple(manifest.labels) or tuple(f"out{i}" for i in range(out[0].size))
+        info = StreamInfo(name=f"{chunk.info.name}-{self.name}", type="Prediction",
+                          channels=labels, rate=0.0, dtype=str(out.dtype))
+        return {"out": chunk.derive(out.reshape(1, -1), chunk.timestamps[-1:], info)}
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.watcher is not None:
+            self.watcher.join(2)
+
+    def stats(self) -> dict:
+        return {"provider": self.backend.provider, "swaps": self.swaps}
