@@ -86,6 +86,7 @@ def run(
     """Run a pipeline until --duration passes or Ctrl-C, then print and save its report."""
     try:
         pipe = Pipeline.from_yaml(pipelines.find(pipeline), set_)
+        pipe.start()
     except PipelineError as e:
         _fail(str(e))
     result = run_live(pipe, duration, quiet)

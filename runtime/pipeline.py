@@ -99,9 +99,19 @@ class Pipeline:
                                     f"{name}.{missing[0]}}}")
 
     def start(self) -> None:
-        """Start nodes from the sinks up so each is ready before data reaches it."""
+        """Start nodes from the sinks up so each is ready before data reaches it.
+
+        A node that cannot start stops the ones already started, and the error names it."""
+        started = []
         for name in reversed(self.order):
-            self.nodes[name].start()
+            try:
+                self.nodes[name].start()
+            except Exception as e:
+                for done in started:
+                    self.nodes[done].stop()
+                raise PipelineError(f"{self.origin}: node {name!r} could not start: "
+                                    f"{e}") from e
+            started.append(name)
         self.started_at = local_clock()
         self.scheduler.start()
         if self.spec.metrics_port is not None:

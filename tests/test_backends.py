@@ -235,3 +235,25 @@ def test_cli_devices_picks_the_cpu_profile_here():
     if not torch.cuda.is_available():
         assert found["profile"] == "cpu"
     assert found["profile_settings"]["memory_budget_mb"] > 0
+
+
+def test_infer_refuses_to_start_over_the_profile_budget(bundles, tmp_path):
+    from devices.profile import load_profile
+    import yaml
+
+    tiny = load_profile("cpu").model_copy(update={"name": "tiny", "memory_budget_mb": 1,
+                                                  "memory_total_mb": 4})
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(yaml.safe_dump(tiny.model_dump()))
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(yaml.safe_dump({"name": "p", "nodes": [
+        {"name": "source", "node": "lsl_inlet", "params": {"name": "never-there"}},
+        {"name": "model", "node": "infer", "params": {"bundle": str(bundles[0].path),
+                                                       "backend": "torch",
+                                                       "profile": str(profile)}},
+        {"name": "sink", "node": "lsl_outlet"}]}))
+    result = subprocess.run(["edgert", "run", str(pipeline), "--duration", "1"],
+                            capture_output=True, text=True, timeout=300)
+    text = " ".join(result.stdout.split())
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "node 'model' could not start" in text and "more than the 1 MB" in text

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from devices.placement import check_placement, measure_peak_memory
+from devices.profile import load_profile
 from export.bundle import Bundle
 from runtime.backends import Backend, open_backend
 from runtime.node import Node, Params
@@ -34,6 +36,8 @@ class Infer(Node):
         channels_first: bool | None = None
         watch: float | None = Field(None, gt=0, description="seconds between checks of the "
                                     "bundle for a new version")
+        profile: str | None = Field(None, description="device profile (name or YAML path) "
+                                    "whose memory budget the bundle must fit")
 
     def start(self) -> None:
         self.backend = self._open(self.p.bundle)
@@ -48,7 +52,19 @@ class Infer(Node):
             self.watcher.start()
 
     def _open(self, path: Path) -> Backend:
-        return open_backend(Bundle.load(path), self.p.backend, self.p.variant, self.p.threads)
+        """A warmed-up backend; with a profile, refused if its peak memory is over budget."""
+        opened: list[Backend] = []
+
+        def load() -> None:
+            opened.append(open_backend(Bundle.load(path), self.p.backend, self.p.variant,
+                                       self.p.threads))
+
+        if self.p.profile is None:
+            load()
+            return opened[0]
+        peak = measure_peak_memory(load)
+        check_placement(peak, load_profile(self.p.profile), f"node {self.name!r}: bundle {path}")
+        return opened[0]
 
     @staticmethod
     def _version(path: Path) -> float:
