@@ -257,3 +257,12 @@ def test_infer_refuses_to_start_over_the_profile_budget(bundles, tmp_path):
     text = " ".join(result.stdout.split())
     assert result.returncode == 2, result.stdout + result.stderr
     assert "node 'model' could not start" in text and "more than the 1 MB" in text
+
+
+def test_onnxruntime_and_its_gpu_twin_together_are_reported():
+    from runtime.backends.ort import clash, installed_distributions
+
+    assert "pip uninstall -y onnxruntime onnxruntime-gpu" in clash({"onnxruntime",
+                                                                    "onnxruntime-gpu", "numpy"})
+    assert clash({"onnxruntime", "numpy"}) is None
+    assert "onnxruntime" in installed_distributions()

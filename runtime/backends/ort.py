@@ -3,6 +3,7 @@ silently otherwise), no busy-spinning threads, I/O bound on the device when on a
 from __future__ import annotations
 
 import logging
+from importlib.metadata import distributions
 
 import numpy as np
 import onnxruntime as ort
@@ -17,6 +18,19 @@ PROVIDERS = {
     "ort-cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"],
     "ort-trt": ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"],
 }
+
+
+def clash(installed: set[str]) -> str | None:
+    """onnxruntime and onnxruntime-gpu share one folder: with both, either may be broken."""
+    if {"onnxruntime", "onnxruntime-gpu"} <= installed:
+        return ("both onnxruntime and onnxruntime-gpu are installed and overwrite each other; "
+                "fix: pip uninstall -y onnxruntime onnxruntime-gpu && pip install "
+                "onnxruntime-gpu (GPU) or onnxruntime (CPU)")
+    return None
+
+
+def installed_distributions() -> set[str]:
+    return {d.metadata["Name"].lower() for d in distributions()}
 
 
 def session_options(threads: int | None) -> ort.SessionOptions:
@@ -44,6 +58,9 @@ class OrtBackend(Backend):
     def __init__(self, bundle: Bundle, variant: str = "fp32", kind: str = "ort-cpu",
                  threads: int | None = None):
         super().__init__(bundle, variant)
+        problem = clash(installed_distributions())
+        if problem:
+            log.warning(problem)
         wanted = PROVIDERS[kind]
         missing = [p for p in wanted if p not in ort.get_available_providers()]
         if missing and kind != "ort-cpu":
