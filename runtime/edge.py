@@ -26,7 +26,7 @@ class Edge:
         self.cond = threading.Condition()
         self.dropped = 0
         self.expired = 0
-        self.put_count = 0
+        self.count = 0
         self.on_put: Callable[[], None] = lambda: None
         self.closed = False
 
@@ -40,7 +40,7 @@ class Edge:
                 while len(self.queue) >= self.capacity and not self.closed:
                     self.cond.wait(0.1)
             self.queue.append(chunk)
-            self.put_count += 1
+            self.count += 1
         self.on_put()
 
     def fresh(self, chunk: Chunk) -> bool:

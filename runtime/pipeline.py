@@ -165,7 +165,8 @@ class Pipeline:
             "end_to_end": sched.tracer.end_to_end(),
             "nodes": nodes,
             "edges": [{"edge": e.label, "policy": e.policy, "capacity": e.capacity,
-                       "queued": len(e), "dropped": e.dropped, "expired": e.expired}
+                       "chunks": e.count, "queued": len(e), "dropped": e.dropped,
+                       "expired": e.expired}
                       for e in self.edges],
             "dropped": sum(dropped.values()),
             "quarantined": sched.quarantine.by_kind(),

@@ -170,7 +170,7 @@ class Scheduler:
             return
         try:
             if edge.fresh(chunk):
-                edge.put_count += 1
+                edge.count += 1
                 self._run(name, edge.dst_port, chunk)
         finally:
             self.locks[name].release()

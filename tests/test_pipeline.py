@@ -146,6 +146,9 @@ def test_each_kind_of_bad_chunk_is_quarantined_and_counted_and_the_pipeline_runs
     assert report["nodes"]["sink"]["quarantined"] == 8
     assert len(pipe.nodes["sink"].chunks) == 5
     assert all(np.isfinite(c.data).all() for c in pipe.nodes["sink"].chunks)
+    kept = pipe.scheduler.quarantine.kept
+    assert [kind for _, _, kind, _ in kept][:2] == ["nonfinite", "nonfinite"]
+    assert kept[2][3].data.shape == (1, 3), "the bad chunk itself is kept for inspection"
     logged = [r.getMessage() for r in caplog.records if "quarantined" in r.getMessage()]
     assert len(logged) == 5, "each kind is logged once"
     assert all("'sink'" in m and "'sim'" in m for m in logged)
@@ -196,7 +199,7 @@ def test_block_edge_is_lossless_under_backpressure():
     pipe = build(nodes, edges)
     data = np.arange(800, dtype=np.float32).reshape(200, 4)
     report = run_through(pipe, chunks_of(data, size=1))
-    assert report["dropped"] == 0
+    assert report["dropped"] == 0 and report["edges"][0]["chunks"] == 200
     np.testing.assert_array_equal(np.concatenate([c.data for c in pipe.nodes["sink"].chunks]),
                                   data)
 
