@@ -46,7 +46,8 @@ def single_stream(backend: Backend, feeds: list[dict]) -> dict:
         t0 = time.perf_counter()
         backend.run(feed)
         latencies.append(time.perf_counter() - t0)
-    return {**_percentiles(latencies), "queries": len(feeds)}
+    return {**_percentiles(latencies), "queries": len(feeds),
+            "latencies_ms": [s * 1e3 for s in latencies]}
 
 
 def offline(backend: Backend, feeds: list[dict], batched: bool) -> dict:
@@ -92,8 +93,10 @@ def bench_backend(bundle: Bundle, kind: str, scenario: Scenario, queries: int, w
 def bench_model(path: str, backends: list[str], scenario: Scenario = "single-stream",
                 queries: int = 300, warmup: int = 30, variant: str = "fp32",
                 threads: int | None = 1, batch: int = 32, seed: int = 0,
-                profile: str | None = None) -> dict:
-    """Figures per backend; a backend that cannot run here is reported with the reason."""
+                profile: str | None = None, latencies: bool = False) -> dict:
+    """Figures per backend; a backend that cannot run here is reported with the reason.
+
+    With `latencies`, single-stream results keep every latency in ms (for CDF plots)."""
     bundle = Bundle.load(path)
     results = {}
     for kind in backends:
@@ -104,6 +107,8 @@ def bench_model(path: str, backends: list[str], scenario: Scenario = "single-str
             log.warning("backend %s skipped: %s", kind, e)
             results[kind] = {"backend": kind, "skipped": str(e)}
             continue
+        if not latencies:
+            results[kind].pop("latencies_ms", None)
         if profile:
             check_placement(results[kind]["peak_memory_mb"], load_profile(profile),
                             f"bundle {bundle.manifest.name!r} ({variant}) on {kind}")

@@ -323,3 +323,73 @@ def bench_model_(
         table.add_row(kind, r["provider"], *(f"{r[c]:.3f}" for c in cols),
                       f"{r['peak_memory_mb']:.1f}", "")
     console.print(table)
+
+
+@app.command()
+def bench(
+    args: Optional[list[str]] = typer.Argument(
+        None, metavar="SUITE",
+        help="Suites to run: transport, inference, pipelines, scenarios (default: all); "
+        "or: compare OLD.json NEW.json."),
+    quick: bool = typer.Option(False, "--quick", help="Short runs (minutes on 2 cores), "
+                               "same code path."),
+    out: Optional[Path] = typer.Option(None, help="Folder for results.json, report.md and "
+                                       "plots (required to run suites)."),
+    bundle: list[Path] = typer.Option([], "--bundle", help="inference: a bundle to measure "
+                                      "(repeat for more); default: the reference bundle."),
+    threshold: float = typer.Option(0.1, help="compare: tolerated change, as a fraction."),
+) -> None:
+    """Run latency benchmarks, or compare two runs.
+
+    edgert bench [SUITE ...] [--quick] --out DIR   writes results.json, report.md and plots.
+
+    edgert bench compare OLD.json NEW.json [--threshold 0.1]   prints NEW/OLD per figure.
+
+    compare exits 1 when a latency rose, or a throughput fell, by more than the threshold.
+    """
+    args = args or []
+    if args[:1] == ["compare"]:
+        if len(args) != 3:
+            _fail("usage: edgert bench compare OLD.json NEW.json [--threshold 0.1]")
+        _bench_compare(Path(args[1]), Path(args[2]), threshold)
+        return
+    from runtime.bench.suite import SUITES, run_bench
+
+    if out is None:
+        _fail("--out DIR is required to run suites (or use: edgert bench compare OLD NEW)")
+    unknown = [a for a in args if a not in SUITES]
+    if unknown:
+        _fail(f"unknown suite(s) {unknown}; choose from {', '.join(SUITES)}, or `compare`")
+    started = time.monotonic()
+    results = run_bench(args or list(SUITES), quick, out, bundle or None, console)
+    console.print(f"results: {out / 'results.json'}\nreport:  {out / 'report.md'} "
+                  f"({time.monotonic() - started:.0f} s)")
+    if results["failed"]:
+        _fail(f"suite(s) failed: {', '.join(results['failed'])} (see the log above)")
+
+
+def _bench_compare(old: Path, new: Path, threshold: float) -> None:
+    from rich.table import Table
+
+    from runtime.bench.compare import compare_files
+
+    try:
+        rows = compare_files(old, new, threshold)
+    except ValueError as e:
+        _fail(str(e))
+    table = Table(title=f"{new} / {old} (threshold {threshold:g})", title_justify="left")
+    table.add_column("figure", overflow="fold")
+    for col in ("kind", "old", "new", "new/old", ""):
+        table.add_column(col, justify="left" if col in ("kind", "") else "right")
+    for r in rows:
+        table.add_row(r.figure, r.kind, f"{r.old:.4g}", f"{r.new:.4g}",
+                      "" if r.ratio is None else f"{r.ratio:.3f}",
+                      "[red]REGRESSION[/red]" if r.regression else "")
+    wide = console if console.is_terminal else Console(width=160)  # CI logs: whole names
+    wide.print(table)
+    regressions = sum(r.regression for r in rows)
+    console.print(f"{len(rows)} figures compared, {regressions} regression(s)")
+    if not rows:
+        _fail(f"{old} and {new} share no latency or throughput figures")
+    if regressions:
+        raise typer.Exit(1)

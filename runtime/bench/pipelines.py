@@ -1,0 +1,173 @@
+"""Each shipped pipeline run by `edgert run`, fed by a simulated amplifier: latency per stage
+and end to end from the pipeline's report, and the process's CPU and peak memory.
+
+The amplifier (generated EEG replayed as a real LSL outlet, as `edgert demo` does) runs here;
+the pipeline runs in its own `edgert run` process, so the CPU and memory sampled are the
+pipeline's alone. Every `lsl_inlet` gets its own uniquely named stream. Pipelines with other
+kinds of source, or that do not run here, are reported as skipped with the reason.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pipelines
+from devices.telemetry import Sampler
+from runtime import spec as specs
+from runtime.bench.common import Steps, median_over
+from runtime.demo import CHANNELS, RATE, simulated_eeg
+from runtime.node import Source
+from runtime.registry import node_class
+from runtime.spec import PipelineError
+from streams import StreamInfo
+from streams.replay import Replay
+
+
+@dataclass(frozen=True)
+class Config:
+    seconds: float = 20.0
+    repeats: int = 3
+    seed: int = 0
+    chunk_size: int = 1
+    connect_timeout: float = 30.0
+
+
+QUICK = Config(seconds=4.0, repeats=1)
+FULL = Config()
+
+
+def feeds(spec: specs.PipelineSpec) -> tuple[list[str], list[StreamInfo]]:
+    """`--set` overrides naming a fresh stream for every LSL inlet, and those streams."""
+    tag = uuid.uuid4().hex[:6]
+    overrides, infos = [], []
+    for node in spec.nodes:
+        if node.node != "lsl_inlet":
+            continue
+        name = f"edgert-bench-{node.name}-{tag}"
+        overrides.append(f"{node.name}.name={name}")
+        infos.append(StreamInfo(name=name, type=node.params.get("type") or "EEG",
+                                channels=CHANNELS, units=("uV",) * len(CHANNELS), rate=RATE,
+                                source_id=name))
+    return overrides, infos
+
+
+def unfed(spec: specs.PipelineSpec) -> list[str]:
+    """Source nodes this suite cannot simulate (anything but an LSL inlet)."""
+    return [f"{n.name} ({n.node})" for n in spec.nodes
+            if n.node != "lsl_inlet" and is_source(n.node)]
+
+
+def is_source(ref: str) -> bool:
+    try:
+        return issubclass(node_class(ref), Source)
+    except LookupError:
+        return False  # `edgert run` names the problem
+
+
+def edgert_run(path: Path, overrides: list[str], report: Path, log: Path) -> subprocess.Popen:
+    """`edgert run` in its own process (this interpreter, so the pid is the pipeline's)."""
+    command = [sys.executable, "-c", "from runtime.cli import app; app()", "run", str(path),
+               "--report", str(report), "--quiet"]
+    for item in overrides:
+        command += ["--set", item]
+    with log.open("w") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def measure(path: Path, cfg: Config, seed: int) -> dict:
+    """One run of one pipeline file: its report's figures and the process's resources."""
+    spec = specs.load(path)
+    if others := unfed(spec):
+        return {"skipped": f"no simulated feed for source(s) {', '.join(others)}"}
+    overrides, infos = feeds(spec)
+    data = simulated_eeg(cfg.seconds, seed)
+    replays = [Replay.from_arrays(info, data, chunk_size=cfg.chunk_size) for info in infos]
+    outlets = [outlet for replay in replays for outlet in replay.open()]
+    with tempfile.TemporaryDirectory() as tmp:
+        report, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
+        proc = edgert_run(path, overrides, report, log)
+        try:
+            if not connected(outlets, proc, cfg.connect_timeout):
+                why = "never connected" if proc.poll() is None else f"exited {proc.returncode}"
+                stop(proc)
+                return {"skipped": f"edgert run {why}: {tail(log)}"}
+            with Sampler(pid=proc.pid, interval=0.2, tools=True) as sampler:
+                for replay in replays:
+                    replay.start()
+                for replay in replays:
+                    replay.wait()
+            stop(proc)
+        finally:
+            for replay in replays:
+                replay.stop()
+            if proc.poll() is None:
+                proc.kill()
+        if not report.exists():
+            return {"skipped": f"edgert run wrote no report: {tail(log)}"}
+        return summary(json.loads(report.read_text()), sampler.summary())
+
+
+def connected(outlets: list, proc: subprocess.Popen, timeout: float) -> bool:
+    """Every outlet has its consumer; False at once if the pipeline process ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if all(outlet.wait_for_consumers(0.2) for outlet in outlets):
+            return True
+    return False
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop `edgert run` as Ctrl-C does (it then writes its report)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def tail(log: Path) -> str:
+    return log.read_text(errors="replace").strip()[-400:]
+
+
+def summary(report: dict, usage: dict) -> dict:
+    nodes = {name: {k: r[k] for k in ("p50_ms", "p90_ms", "p99_ms", "processed", "dropped")}
+             for name, r in report["nodes"].items()}
+    return {"end_to_end": report["end_to_end"], "nodes": nodes, "dropped": report["dropped"],
+            "quarantined": report["quarantined"], "cpu_pct_mean": usage.get("cpu_pct_mean"),
+            "cpu_pct_max": usage.get("cpu_pct_max"), "rss_peak_mb": usage.get("rss_peak_mb")}
+
+
+def run_pipelines(quick: bool, out_dir: Path | None = None, progress=None,
+                  config: Config | None = None, paths: list[Path] | None = None) -> dict:
+    """Every pipelines/*.yaml (or `paths`), each run `repeats` times; medians reported."""
+    cfg = config or (QUICK if quick else FULL)
+    paths = paths or sorted(pipelines.HERE.glob("*.yaml"))
+    steps = Steps(progress, "pipelines", len(paths) * cfg.repeats)
+    results = {}
+    for path in paths:
+        runs = []
+        for i in range(cfg.repeats):
+            steps.next(f"{path.stem} ({cfg.seconds:g} s)")
+            try:
+                runs.append(measure(path, cfg, cfg.seed + i))
+            except PipelineError as e:
+                runs.append({"skipped": str(e)})
+            steps.done()
+            if "skipped" in runs[-1]:
+                break
+        results[path.stem] = runs[-1] if "skipped" in runs[-1] else median_over(runs)
+    steps.finish()
+    return {"config": {**asdict(cfg), "channels": len(CHANNELS), "rate_hz": RATE,
+                       "runner": "edgert run PIPELINE --set SOURCE.name=... (own process)",
+                       "source": "simulated EEG replayed on LSL from the benchmark process",
+                       "seeds": [cfg.seed + i for i in range(cfg.repeats)]},
+            "results": results}
