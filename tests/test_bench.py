@@ -123,3 +123,14 @@ def test_quick_bench_of_every_suite_writes_every_plot(tmp_path):
     for png in ("inference_cdf", "pipelines_stages", "scenarios_load", "scenarios_server",
                 "scenarios_over_time"):
         assert (out / f"{png}.png").exists(), png
+
+
+def test_transport_figures_sit_under_the_variant_names():
+    from runtime.bench.suite import headline
+
+    raw = {"config": {}, "results": {"22x250/chunk1": {"raw_pylsl": {"p50_ms": 0.4},
+                                                       "edgert": {"p50_ms": 0.5}},
+                                     "64x1000/chunk1": {"raw_pylsl": {"p50_ms": 0.3}}}}
+    out = headline(raw)
+    assert out["edgert"]["p50_ms"] == 0.5 and out["raw_pylsl"]["p50_ms"] == 0.4
+    assert out["headline_stream"] == "22x250/chunk1" and "64x1000/chunk1" in out["results"]

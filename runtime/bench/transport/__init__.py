@@ -95,7 +95,7 @@ def _workdir(out_dir: Path | None):
     """Where pipeline YAMLs and middle-process logs go: out_dir/transport-logs, or a temp dir."""
     if out_dir is None:
         return tempfile.TemporaryDirectory(prefix="edgert-transport-")
-    work = Path(out_dir) / "transport-logs"
+    work = Path(out_dir).resolve() / "transport-logs"
     work.mkdir(parents=True, exist_ok=True)
     return contextlib.nullcontext(str(work))
 
