@@ -15,7 +15,8 @@ import numpy as np
 from devices.placement import check_placement, measure_peak_memory
 from devices.profile import load_profile
 from devices.telemetry import Sampler
-from export.bundle import Bundle, TensorSpec
+from export import parity
+from export.bundle import Bundle, Manifest
 from runtime.backends import Backend, open_backend
 
 log = logging.getLogger(__name__)
@@ -23,15 +24,14 @@ log = logging.getLogger(__name__)
 Scenario = Literal["single-stream", "offline"]
 
 
-def random_inputs(specs: list[TensorSpec], batch: int, rng: np.random.Generator) -> dict:
-    feed = {}
-    for spec in specs:
-        shape = [batch if i == 0 and isinstance(d, str) else (1 if isinstance(d, str) else d)
-                 for i, d in enumerate(spec.shape)]
-        dtype = np.dtype(spec.dtype)
-        feed[spec.name] = (rng.standard_normal(shape).astype(dtype) if dtype.kind == "f"
-                           else rng.integers(0, 2, shape).astype(dtype))
-    return feed
+def random_inputs(manifest: Manifest, batch: int, seed: int) -> dict:
+    """Seeded inputs: a dynamic first dim at `batch`, other dynamic dims at their export size."""
+    dims = dict(manifest.example_dims)
+    for spec in manifest.inputs:
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, str):
+                dims[d] = batch if i == 0 else dims.get(d, 1)
+    return parity.random_inputs(manifest.inputs, dims, seed)
 
 
 def _percentiles(seconds: list[float]) -> dict:
@@ -62,7 +62,7 @@ def offline(backend: Backend, feeds: list[dict], batched: bool) -> dict:
 def bench_backend(bundle: Bundle, kind: str, scenario: Scenario, queries: int, warmup: int,
                   variant: str, threads: int | None, batch: int, seed: int) -> dict:
     opened: list[Backend] = []
-    first = random_inputs(bundle.manifest.inputs, 1, np.random.default_rng(seed))
+    first = random_inputs(bundle.manifest, 1, seed)
 
     def load_and_run() -> None:
         opened.append(open_backend(bundle, kind, variant, threads, warmup=0))
@@ -74,9 +74,8 @@ def bench_backend(bundle: Bundle, kind: str, scenario: Scenario, queries: int, w
         raise RuntimeError(f"{kind}: ONNX Runtime fell back to {backend.provider} here")
     batched = scenario == "offline" and isinstance(bundle.manifest.inputs[0].shape[0], str)
     size = batch if batched else 1
-    rng = np.random.default_rng(seed)
     n = max(1, queries // size) if batched else queries
-    feeds = [random_inputs(bundle.manifest.inputs, size, rng) for _ in range(n)]
+    feeds = [random_inputs(bundle.manifest, size, seed + i) for i in range(n)]
     for feed in feeds[:warmup]:
         backend.run(feed)
     with Sampler(interval=0.1, tools=True) as sampler:

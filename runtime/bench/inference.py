@@ -156,7 +156,7 @@ def spin_phases(path: Path, cfg: Config, seed: int) -> dict:
     weighs on all three alike."""
     bundle = Bundle.load(path)
     model = str(bundle.model_path("fp32"))
-    feed = random_inputs(bundle.manifest.inputs, 1, np.random.default_rng(seed))
+    feed = random_inputs(bundle.manifest, 1, seed)
     sessions = {"alone": None}
     for name, opts in (("spin_off", session_options(None)), ("spin_on", ort.SessionOptions())):
         sessions[name] = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
