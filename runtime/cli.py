@@ -97,18 +97,56 @@ def run(
 @app.command()
 def demo(
     name: str = typer.Argument("bandpass", help="Which demo to run."),
-    duration: float = typer.Option(10.0, help="Seconds to run."),
+    duration: Optional[float] = typer.Option(None, help="Seconds to run (default: the "
+                                             "demo's own)."),
     report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
 ) -> None:
     """Run a live demo on simulated sources: no hardware needed."""
     from runtime.demo import DEMOS
+    from runtime.methods import demos
 
-    if name not in DEMOS:
-        _fail(f"no demo named {name!r}; available: {', '.join(sorted(DEMOS))}")
-    result = DEMOS[name](duration, run_live)
+    available = {**DEMOS, **demos()}
+    if name not in available:
+        _fail(f"no demo named {name!r}; available: {', '.join(sorted(available))}")
+    result = available[name](duration, run_live)
     console.print(report_table(result, f"demo {name}"))
     console.print({k: round(v, 3) for k, v in result["metrics"].items()})
     _write_json(report, result)
+
+
+def _method(name: str):
+    from runtime.methods import find
+
+    try:
+        return find(name)
+    except LookupError as e:
+        _fail(str(e))
+
+
+@app.command()
+def train(
+    method: str = typer.Argument(..., help="An installed method."),
+    quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
+    out: Optional[Path] = typer.Option(None, help="Checkpoint folder (default: the method's "
+                                       "cache)."),
+) -> None:
+    """Train a method's model here (no pretrained weights are downloaded)."""
+    path = _method(method).train(out, quick)
+    console.print(f"checkpoint written to {path}")
+
+
+@app.command()
+def evaluate(
+    method: str = typer.Argument(..., help="An installed method."),
+    quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
+    out: Optional[Path] = typer.Option(None, help="Write the JSON results here."),
+) -> None:
+    """Evaluate a method against its baselines and ablations; print and save every figure."""
+    from runtime.console import results_table
+
+    result = _method(method).evaluate(quick, out)
+    console.print(results_table(result))
+    _write_json(out, result)
 
 
 @app.command()

@@ -17,3 +17,24 @@ def report_table(report: dict, title: str | None = None) -> Table:
                   *(f"[bold]{e2e[k]:.3f}[/bold]" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
                   str(e2e["count"]), str(report["dropped"]), "", end_section=True)
     return table
+
+
+def results_table(result: dict) -> Table:
+    """`evaluate` results: one row per variant, one column per metric (accuracies in %)."""
+    rows = result["results"]
+    metrics = list(dict.fromkeys(m for scores in rows.values() for m in scores))
+    table = Table(title=f"{result['method']}: evaluation", title_justify="left")
+    table.add_column("variant")
+    for m in metrics:
+        table.add_column(m.replace("_", " "), justify="right")
+    for variant, scores in rows.items():
+        table.add_row(variant, *(_cell(m, scores.get(m)) for m in metrics))
+    return table
+
+
+def _cell(metric: str, value) -> str:
+    if value is None:
+        return ""
+    if "accuracy" in metric:
+        return f"{100 * value:.1f}"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -58,7 +58,7 @@ class Client:
                 self.latency.append(local_clock() - chunk.timestamps[-1])
                 self.samples += len(chunk)
                 self.data.append(chunk.data)
-                self.stamps.extend(chunk.timestamps[[0, -1]])
+                self.stamps.extend(chunk.timestamps)
 
     def stop(self) -> None:
         self.running = False
@@ -91,9 +91,10 @@ def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
     }
 
 
-def bandpass(duration: float, run) -> dict:
-    """Run the demo for `duration` seconds; `run(pipeline, duration)` shows it and returns the
-    pipeline report."""
+def bandpass(duration: float | None, run) -> dict:
+    """Run the demo for `duration` seconds (default 10); `run(pipeline, duration)` shows it
+    and returns the pipeline report."""
+    duration = duration or 10.0
     name = f"edgert-demo-{uuid.uuid4().hex[:6]}"
     info = StreamInfo(name=name, type="EEG", channels=CHANNELS, units=("uV",) * len(CHANNELS),
                       rate=RATE, source_id=name)

@@ -27,3 +27,11 @@ def find(ref: str) -> Any:
         raise LookupError(f"no method {ref!r} in the {GROUP!r} entry points ({names}); "
                           "give an installed method or a 'package.module:object' path")
     return found[ref].load()
+
+
+def demos() -> dict[str, Any]:
+    """Demo functions of every installed method, by demo name."""
+    found = {}
+    for ep in installed().values():
+        found.update(getattr(ep.load(), "demos", {}))
+    return found

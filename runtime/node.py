@@ -1,13 +1,15 @@
 """Node: one stage of a pipeline. Sources produce chunks, other nodes transform or sink them."""
 from __future__ import annotations
 
-from typing import ClassVar
+from pathlib import Path
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from streams import Chunk
 
 Outputs = dict[str, "Chunk | list[Chunk]"] | None
+UserPath = Annotated[Path, AfterValidator(Path.expanduser)]  # "~/..." works in pipeline files
 
 
 class Params(BaseModel):

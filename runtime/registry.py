@@ -16,6 +16,7 @@ BUILTIN = {
     "filter": "runtime.nodes.filter:Filter",
     "resample": "runtime.nodes.resample:Resample",
     "align": "runtime.nodes.align:Align",
+    "epoch": "runtime.nodes.epoch:Epoch",
     "infer": "runtime.nodes.infer:Infer",
 }
 

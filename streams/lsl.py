@@ -55,6 +55,9 @@ def from_lsl_info(lsl: pylsl.StreamInfo) -> StreamInfo:
                       dtype=DTYPES[lsl.channel_format()], source_id=lsl.source_id())
 
 
+RESOLVE_WAIT = 1.0  # seconds an unconnected inlet waits for its stream per pull
+
+
 def predicate(name: str | None = None, type: str | None = None,
               source_id: str | None = None) -> str:
     """An XPath predicate for resolve_bypred; empty matches every stream."""
@@ -163,7 +166,9 @@ class Inlet:
     def pull(self, timeout: float = 0.2) -> Chunk | None:
         """The samples that arrived, waiting up to `timeout` for the first; None if none came."""
         if self._inlet is None:
-            if not self.open(timeout):
+            # a fresh liblsl query answers only after its first wave (~0.5 s on loopback):
+            # shorter waits would never find a stream nobody resolved before
+            if not self.open(max(timeout, RESOLVE_WAIT)):
                 return None
         try:
             data, stamps = self._pull(timeout)

@@ -10,6 +10,7 @@ The wire format is docs/wire.md; PUB/SUB messages carry the stream name as a fir
 """
 from __future__ import annotations
 
+import socket
 from typing import Callable, Self
 
 import zmq
@@ -19,6 +20,13 @@ from streams.chunk import Chunk
 from streams.clock import local_clock
 
 PUBSUB_HWM = 100
+
+
+def free_endpoint(host: str = "127.0.0.1") -> str:
+    """A tcp endpoint on a port nothing listens on right now (for demos and tests)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return f"tcp://{host}:{s.getsockname()[1]}"
 
 
 def _ms(timeout: float | None) -> int | None:

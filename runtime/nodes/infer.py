@@ -12,7 +12,7 @@ from devices.placement import check_placement, measure_peak_memory
 from devices.profile import load_profile
 from export.bundle import Bundle
 from runtime.backends import Backend, open_backend
-from runtime.node import Node, Params
+from runtime.node import Node, Params, UserPath
 from streams import Chunk, StreamInfo
 
 log = logging.getLogger(__name__)
@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 
 class Infer(Node):
     """Feeds each chunk (samples x channels) to the bundle's first input as one batch item
-    and emits its first output as a one-sample chunk stamped with the chunk's newest sample.
+    and emits its first output stamped with the chunk's newest sample: a vector as one sample,
+    a (steps, labels) sequence as one sample per step.
 
     `channels_first` (the manifest's preprocessing `layout`, or set here) transposes the chunk
     to channels x samples first. `swap(path)` loads and warms a new bundle beside the running
@@ -29,7 +30,7 @@ class Infer(Node):
     """
 
     class Params(Params):
-        bundle: Path
+        bundle: UserPath
         backend: str = "ort-cpu"
         variant: str = "fp32"
         threads: int | None = Field(1, ge=1, description="intra-op threads")
@@ -99,11 +100,13 @@ class Infer(Node):
         name = manifest.inputs[0].name
         feed = {name: np.ascontiguousarray(x[None], dtype=manifest.inputs[0].dtype)}
         self.backend.check(feed)
-        out = self.backend.run(feed)[manifest.outputs[0].name]
-        labels = tuple(manifest.labels) or tuple(f"out{i}" for i in range(out[0].size))
+        out = self.backend.run(feed)[manifest.outputs[0].name][0]
+        rows = out.reshape(-1, out.shape[-1]) if out.ndim > 1 else out.reshape(1, -1)
+        labels = tuple(manifest.labels) or tuple(f"out{i}" for i in range(rows.shape[1]))
         info = StreamInfo(name=f"{chunk.info.name}-{self.name}", type="Prediction",
                           channels=labels, rate=0.0, dtype=str(out.dtype))
-        return {"out": chunk.derive(out.reshape(1, -1), chunk.timestamps[-1:], info)}
+        stamps = np.full(len(rows), chunk.timestamps[-1])
+        return {"out": chunk.derive(rows, stamps, info)}
 
     def stop(self) -> None:
         self.stopping.set()

@@ -1,0 +1,26 @@
+"""The small interface every method package exposes through the `edgert.methods` entry points.
+
+The CLI looks a method up by name and calls these; nothing in `runtime` names a method.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Method:
+    """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
+    Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}};
+    `demos` maps a demo name to `fn(duration, run) -> report`; `pipeline` names the
+    default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods)."""
+
+    name: str
+    kind: Literal["stream", "batch"]
+    train: Callable[..., Any]
+    export: Callable[..., Any]
+    evaluate: Callable[..., dict]
+    pipeline: str | None = None
+    run: Callable[..., Any] | None = None
+    demos: dict[str, Callable[..., dict]] = field(default_factory=dict)

@@ -1,0 +1,136 @@
+"""Motor-imagery recordings in their own formats -> continuous EEG plus cue events.
+
+- bci-essentials MI XDF (LabRecorder; markers `switch,<n_classes>,<label>,<window_s>`), as in
+  the shared real recordings.
+- BCI Competition IV 2a GDF (cues 769-772: left hand, right hand, feet, tongue), via MNE.
+- PhysioNet EEG Motor Movement/Imagery EDF+ (annotations T0 rest, T1, T2), via MNE.
+
+Each loader returns a `Continuous`: what the live pipeline would see, so offline training and
+the live path epoch the same way (`epochs`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import signal
+
+from streams.xdf_read import read_xdf
+
+
+@dataclass
+class Continuous:
+    data: np.ndarray            # samples x channels, uV
+    rate: float
+    channels: tuple[str, ...]
+    events: np.ndarray          # (cue sample, class index) rows
+    labels: tuple[str, ...]
+    window_s: float             # seconds of imagery after each cue
+
+    def filtered(self, low: float = 4.0, high: float = 40.0, order: int = 4) -> "Continuous":
+        """Causal Butterworth band-pass started at the first sample's level, as the live
+        pipeline's filter node applies it."""
+        sos = signal.butter(order, [low, high], "bandpass", fs=self.rate, output="sos")
+        zi = signal.sosfilt_zi(sos)[:, :, None] * self.data[:1].astype(float)
+        data = signal.sosfilt(sos, self.data, axis=0, zi=zi)[0].astype(np.float32)
+        return Continuous(data, self.rate, self.channels, self.events, self.labels,
+                          self.window_s)
+
+    def epochs(self, start: float, stop: float) -> tuple[np.ndarray, np.ndarray]:
+        """(trials, channels, samples) from `start` to `stop` s after each cue, and labels;
+        cues too close to the end are left out."""
+        a, b = int(round(start * self.rate)), int(round(stop * self.rate))
+        keep = [(s, y) for s, y in self.events if s + a >= 0 and s + b <= len(self.data)]
+        if not keep:
+            raise ValueError(f"no complete epoch of {start}-{stop} s after any of "
+                             f"{len(self.events)} cues in {len(self.data)} samples")
+        x = np.stack([self.data[s + a:s + b].T for s, _ in keep])
+        return x.astype(np.float32), np.array([y for _, y in keep])
+
+
+MI_SWITCH_LABELS = ("class_0", "class_1", "class_2")
+
+
+def read_bciess_mi(path: str | Path, stream_type: str = "EEG") -> Continuous:
+    """A bci-essentials motor-imagery XDF: each `switch,n,label,window_s` marker starts a
+    window of imagery of class `label`."""
+    streams = read_xdf(path)
+    eeg = _one(streams, lambda r: r.info.type == stream_type, f"type {stream_type!r}", path)
+    markers = _one(streams, lambda r: r.info.dtype == "string" and any(
+        str(v[0]).startswith("switch,") for v in r.data[:200]), "'switch,...' markers", path)
+    events, window = [], 0.0
+    for stamp, (value,) in zip(markers.timestamps, markers.data):
+        parts = str(value).split(",")
+        if parts[0] != "switch":
+            continue
+        if len(parts) != 4:
+            raise ValueError(f"{path}: marker {value!r} is not 'switch,<n>,<label>,<window_s>'")
+        sample = int(np.searchsorted(eeg.timestamps, stamp))
+        events.append((sample, int(parts[2])))
+        window = float(parts[3])
+    n = max(y for _, y in events) + 1
+    return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
+                      np.array(events), tuple(f"class_{k}" for k in range(n)), window)
+
+
+def _one(streams, test, what: str, path):
+    found = [r for r in streams if test(r)]
+    if not found:
+        raise ValueError(f"{path}: no stream with {what}; streams: "
+                         f"{[r.info.name for r in streams]}")
+    return found[0]
+
+
+BCI_IV_2A_CUES = {"769": "left_hand", "770": "right_hand", "771": "feet", "772": "tongue"}
+
+
+def read_bci_iv_2a(path: str | Path) -> Continuous:
+    """A BCI Competition IV 2a training file (A0xT.gdf): 22 EEG channels (the 3 EOG dropped),
+    cues 769-772, 4 s of imagery after each cue."""
+    import mne
+
+    raw = mne.io.read_raw_gdf(str(path), preload=True, verbose="error")
+    eog = [c for c in raw.ch_names if "EOG" in c.upper()]
+    raw.drop_channels(eog)
+    events, ids = mne.events_from_annotations(raw, verbose="error")
+    code_of = {v: k for k, v in ids.items()}
+    labels = tuple(BCI_IV_2A_CUES.values())
+    rows = [(s, labels.index(BCI_IV_2A_CUES[code_of[c]])) for s, _, c in events
+            if code_of[c] in BCI_IV_2A_CUES]
+    if not rows:
+        raise ValueError(f"{path}: no cue events 769-772 (found {sorted(ids)}); an evaluation "
+                         "file (A0xE) has its cues as 783 and its labels in a separate file")
+    return Continuous(raw.get_data().T.astype(np.float32) * 1e6, raw.info["sfreq"],
+                      tuple(raw.ch_names), np.array(rows), labels, 4.0)
+
+
+PHYSIONET_IMAGERY_RUNS = {4: ("left_fist", "right_fist"), 8: ("left_fist", "right_fist"),
+                          12: ("left_fist", "right_fist"), 6: ("both_fists", "both_feet"),
+                          10: ("both_fists", "both_feet"), 14: ("both_fists", "both_feet")}
+
+
+def read_physionet_mi(path: str | Path, include_rest: bool = False) -> Continuous:
+    """A PhysioNet EEG Motor Movement/Imagery run (S001R04.edf): T1/T2 cues mean left/right
+    fist in runs 3, 4, 7, 8, 11, 12 and both fists/both feet in the others; T0 is rest."""
+    import mne
+
+    raw = mne.io.read_raw_edf(str(path), preload=True, verbose="error")
+    stem = Path(path).stem.upper()
+    run = int(stem.split("R")[-1]) if "R" in stem and stem.split("R")[-1].isdigit() else 4
+    names = PHYSIONET_IMAGERY_RUNS.get(run, ("left_fist", "right_fist") if run in (3, 7, 11)
+                                       else ("both_fists", "both_feet"))
+    labels = (("rest",) if include_rest else ()) + names
+    codes = {"T1": names[0], "T2": names[1]} | ({"T0": "rest"} if include_rest else {})
+    rows, durations = [], []
+    for ann in raw.annotations:
+        if ann["description"] in codes:
+            rows.append((int(round(ann["onset"] * raw.info["sfreq"])),
+                         labels.index(codes[ann["description"]])))
+            durations.append(ann["duration"])
+    if not rows:
+        found = sorted(set(raw.annotations.description))
+        raise ValueError(f"{path}: no T1/T2 annotations (found {found})")
+    channels = tuple(c.strip(".") for c in raw.ch_names)
+    return Continuous(raw.get_data().T.astype(np.float32) * 1e6, raw.info["sfreq"], channels,
+                      np.array(rows), labels, float(np.median(durations)))

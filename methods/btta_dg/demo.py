@@ -1,0 +1,123 @@
+"""`edgert demo bci`: a new synthetic user on a live LSL amplifier, decoded and adapted live.
+
+A user the model never saw (another subject, on a shifted session) is replayed in real time
+as an LSL EEG stream plus an LSL marker stream of cues; `pipelines/bci.yaml` decodes each
+trial; clients read the adapted and the unadapted probabilities from LSL, and the adapted ones
+from ZeroMQ, as any program would. Online accuracy with and without adaptation is scored
+against the cues' true classes.
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+
+import numpy as np
+
+import pipelines
+from methods.btta_dg import synth
+from methods.btta_dg.export import cached_bundle
+from methods.btta_dg.train import EPOCH
+from runtime.demo import Client
+from runtime.pipeline import Pipeline
+from streams import StreamInfo
+from streams.replay import Replay
+from streams.xdf_read import Recording
+from streams.zmq_link import Subscriber, free_endpoint
+
+REST_S = 1.5
+USER = 101  # a subject seed no training run uses
+
+
+def recordings(name: str, trials: int, seed: int = 0) -> tuple[list[Recording], list[tuple]]:
+    """EEG and cue-marker recordings of the demo user, and each cue's (time s, class)."""
+    subject = synth.make_subject(USER)
+    data, cues = synth.continuous(subject, synth.make_session(subject, 1), trials, seed,
+                                  REST_S)
+    eeg = StreamInfo(name=f"{name}-eeg", type="EEG", channels=synth.CHANNELS,
+                     units=("uV",) * len(synth.CHANNELS), rate=synth.RATE,
+                     source_id=f"{name}-eeg")
+    markers = StreamInfo(name=f"{name}-markers", type="Markers", channels=("cue",), rate=0.0,
+                         dtype="string", source_id=f"{name}-markers")
+    times = np.array([c / synth.RATE for c, _ in cues])
+    labels = np.array([[synth.LABELS[y]] for _, y in cues], dtype=object)
+    return ([Recording(eeg, data, np.arange(len(data)) / synth.RATE),
+             Recording(markers, labels, times)], [(t, y) for t, (_, y) in zip(times, cues)])
+
+
+class ZmqClient:
+    """Counts the adapted probabilities that arrive on the pipeline's ZeroMQ PUB."""
+
+    def __init__(self, endpoint: str):
+        self.sub = Subscriber(endpoint)
+        self.count = 0
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while self.running:
+            if self.sub.pull(0.2) is not None:
+                self.count += 1
+
+    def stop(self) -> None:
+        self.running = False
+        self.thread.join(2)
+        self.sub.close()
+
+
+def score(client: Client, cues: list[tuple], t0: float) -> tuple[float, int]:
+    """Accuracy of the client's predictions, each matched to its cue by time."""
+    if not client.data:
+        return 0.0, 0
+    probs = np.concatenate(client.data)
+    ends = np.array([t + EPOCH[1] for t, _ in cues])
+    hits = []
+    for stamp, p in zip(client.stamps, probs):
+        k = int(np.argmin(np.abs(ends - (stamp - t0))))
+        hits.append(int(np.argmax(p)) == cues[k][1])
+    return float(np.mean(hits)), len(hits)
+
+
+def bci(duration: float | None, run) -> dict:
+    """Run the demo for `duration` seconds (default 120: about 20 trials)."""
+    duration = duration or 120.0
+    bundle = cached_bundle()
+    name = f"edgert-bci-{uuid.uuid4().hex[:6]}"
+    trials = int(duration / (synth.TRIAL_S + REST_S)) + 2
+    streams, cues = recordings(name, trials)
+    endpoint = free_endpoint()
+    pipe = Pipeline.from_yaml(pipelines.find("bci"), [
+        f"eeg.name={name}-eeg", f"markers.name={name}-markers", f"decoder.bundle={bundle}",
+        f"adapt.bundle={bundle}", f"probs_lsl.name={name}-probs",
+        f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}"])
+    replay = Replay(streams, chunk_size=10)
+    outlets = replay.open()
+    pipe.start()
+    adapted, prior = Client(f"{name}-probs"), Client(f"{name}-prior")
+    zmq_client = ZmqClient(endpoint)
+    try:
+        for outlet in outlets:
+            outlet.wait_for_consumers(10.0)
+        adapted.thread.start()
+        prior.thread.start()
+        replay.start()
+        report = run(pipe, duration)
+    finally:
+        pipe.stop()
+        adapted.stop()
+        prior.stop()
+        zmq_client.stop()
+        replay.stop()
+    report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
+    return report
+
+
+def metrics(adapted: Client, prior: Client, zmq_client: ZmqClient, cues: list[tuple],
+            t0: float) -> dict:
+    accuracy, decoded = score(adapted, cues, t0)
+    unadapted, _ = score(prior, cues, t0)
+    lat = np.array(adapted.latency) * 1e3 if adapted.latency else np.zeros(1)
+    return {"trials_decoded": decoded, "online_accuracy": accuracy,
+            "online_accuracy_no_adaptation": unadapted, "zmq_messages": zmq_client.count,
+            "client_p50_ms": float(np.percentile(lat, 50)),
+            "client_p99_ms": float(np.percentile(lat, 99))}

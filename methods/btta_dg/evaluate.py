@@ -1,0 +1,227 @@
+"""`edgert evaluate btta_dg`: every variant, online, trial by trial, at batch size 1.
+
+Protocols:
+- loso: leave one synthetic user out; train on the others (both sessions), adapt online on the
+  held-out user's second session.
+- cross_session: train on every synthetic user's first session, adapt on their second.
+- eeg_mi: the shared real recordings (one user, 4 runs); train on three runs, adapt online on
+  the fourth, each run in turn (`--quick`: the last run only).
+BTTA-DG runs on incrementally Euclidean-aligned trials (align.py), as the live pipeline does;
+`ablation_no_alignment` is BTTA-DG on raw trials. Adaptation cost is the time a variant
+spends per trial beyond the plain forward pass (alignment included where it is used).
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from pydantic import BaseModel
+from rich.progress import Progress
+
+from methods.btta_dg import synth
+from methods.btta_dg.align import IncrementalAlignment, align_offline
+from methods.btta_dg.baselines import BNAdapt, Tent, TTime
+from methods.btta_dg.bayes import BayesianAdapter
+from methods.btta_dg.data import read_bciess_mi
+from methods.btta_dg.train import EPOCH, Trained, epoch, population, predict, train_source
+
+VARIANTS = ("btta_dg", "no_adaptation", "euclidean_alignment", "bn_adapt", "tent", "t_time",
+            "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",
+            "ablation_no_alignment")
+
+
+class Config(BaseModel):
+    subjects: int = 6
+    trials_per_session: int = 100
+    test_trials: int = 100
+    epochs: int = 20
+    shift: float = 1.0
+    tempering: float = 1.0
+    warmup: int = 4
+    seed: int = 0
+    real_runs: list[int] = [1, 2, 3, 4]
+
+    @classmethod
+    def quick(cls) -> "Config":
+        return cls(subjects=4, trials_per_session=48, test_trials=60, epochs=8, real_runs=[4])
+
+
+def data_folder() -> Path:
+    """`$EDGERT_DATA`, else the `shared/data` folder beside the project."""
+    env = os.environ.get("EDGERT_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+class Models:
+    """The decoders every protocol needs, trained on the same source trials: SincAdaptNet on
+    raw and on aligned trials, and the plain-convolution ablation on aligned trials."""
+
+    def __init__(self, x, y, groups, rate, labels, cfg: Config, progress: Progress):
+        kw = dict(epochs=cfg.epochs, seed=cfg.seed, progress=progress)
+        aligned = align_offline(x, groups)
+        self.raw = train_source(x, y, rate, labels, **kw)
+        self.aligned = train_source(aligned, y, rate, labels, **kw)
+        self.conv = train_source(aligned, y, rate, labels, sinc=False, **kw)
+
+
+def _timed(fn, *args):
+    t = time.perf_counter()
+    out = fn(*args)
+    return out, (time.perf_counter() - t) * 1e3
+
+
+def _bayes(trained: Trained, probs: np.ndarray, cfg: Config, kind: str = "dirichlet",
+           use_gmm: bool = True) -> tuple[np.ndarray, list[float]]:
+    adapter = BayesianAdapter(trained.sources[kind], cfg.tempering, cfg.warmup,
+                              use_gmm=use_gmm)
+    out, cost = zip(*(_timed(adapter.step, p) for p in probs))
+    return np.array([post for post, _ in out]), list(cost)
+
+
+def _stepper(step, model, x: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Run a model-changing baseline; its cost is its step minus a plain forward pass."""
+    preds, cost = [], []
+    for trial in x:
+        with torch.no_grad():
+            _, forward = _timed(model, torch.from_numpy(trial[None]))
+        probs, spent = _timed(step, trial)
+        preds.append(probs.mean(0))
+        cost.append(max(spent - forward, 0.0))
+    return np.array(preds), cost
+
+
+def online(models: Models, x: np.ndarray, cfg: Config) -> dict[str, tuple[np.ndarray, list]]:
+    """Class probabilities (trials, classes) and per-trial adaptation cost for every variant.
+    BTTA-DG and its ablations see incrementally aligned trials, as the live pipeline does."""
+    align = IncrementalAlignment(x.shape[1])
+    aligned, align_ms = zip(*(_timed(align, trial) for trial in x))
+    aligned = np.stack(aligned)
+    p_raw = predict(models.raw.model, x)
+    p_aligned = predict(models.aligned.model, aligned)
+    p_conv = predict(models.conv.model, aligned)
+
+    def bayes(trained, probs, **kw):
+        post, cost = _bayes(trained, probs, cfg, **kw)
+        return post, [a + c for a, c in zip(align_ms, cost)]
+
+    return {
+        "btta_dg": bayes(models.aligned, p_aligned),
+        "no_adaptation": (p_raw.mean(1), [0.0] * len(x)),
+        "euclidean_alignment": (p_aligned.mean(1), list(align_ms)),
+        "bn_adapt": _stepper(BNAdapt(models.raw.model).step, models.raw.model, x),
+        "tent": _stepper(Tent(models.raw.model).step, models.raw.model, x),
+        "t_time": _stepper(TTime(models.aligned.model).step, models.aligned.model, x),
+        "ablation_conv": bayes(models.conv, p_conv),
+        "ablation_mean_softmax": bayes(models.aligned, p_aligned, kind="mean_softmax"),
+        "ablation_no_gmm": bayes(models.aligned, p_aligned, use_gmm=False),
+        "ablation_no_alignment": _bayes(models.raw, p_raw, cfg),
+    }
+
+
+def _score(runs: list[tuple[dict, np.ndarray]]) -> dict[str, dict[str, float]]:
+    """Accuracy over all folds, in the second half of each session (stability), and cost."""
+    out = {}
+    for v in VARIANTS:
+        hits = np.concatenate([r[v][0].argmax(1) == y for r, y in runs])
+        late = np.concatenate([(r[v][0].argmax(1) == y)[len(y) // 2:] for r, y in runs])
+        folds = [float(np.mean(r[v][0].argmax(1) == y)) for r, y in runs]
+        cost = np.concatenate([r[v][1] for r, _ in runs])
+        out[v] = {"accuracy": float(hits.mean()), "late_accuracy": float(late.mean()),
+                  "fold_std": float(np.std(folds)), "adapt_ms_p50": float(np.percentile(cost, 50)),
+                  "adapt_ms_p99": float(np.percentile(cost, 99))}
+    return out
+
+
+def loso(cfg: Config, progress: Progress) -> dict:
+    subjects = list(range(1, cfg.subjects + 1))
+    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift)
+    runs = []
+    task = progress.add_task("leave-one-user-out folds", total=len(subjects))
+    for held in subjects:
+        train = groups // 100 != held
+        models = Models(epoch(x[train]), y[train], groups[train], synth.RATE, synth.LABELS,
+                        cfg, progress)
+        subject = synth.make_subject(held, cfg.shift)
+        xt, yt = synth.trials(subject, synth.make_session(subject, 1, cfg.shift),
+                              cfg.test_trials, seed=7)
+        runs.append((online(models, epoch(xt), cfg), yt))
+        progress.advance(task)
+    return _score(runs)
+
+
+def cross_session(cfg: Config, progress: Progress) -> tuple[dict, Models]:
+    subjects = list(range(1, cfg.subjects + 1))
+    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift)
+    first = groups % 100 == 0
+    models = Models(epoch(x[first]), y[first], groups[first], synth.RATE, synth.LABELS, cfg,
+                    progress)
+    runs = [(online(models, epoch(x[groups == g]), cfg), y[groups == g])
+            for g in np.unique(groups[~first])]
+    return _score(runs), models
+
+
+def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
+    files = sorted((folder / "eeg_mi").glob("*MISwitch_run-*.xdf"))
+    if len(files) < 2:
+        return None
+    sets = [read_bciess_mi(f).filtered() for f in files]
+    trials = [s.epochs(0.0, s.window_s) for s in sets]
+    runs = []
+    for held in cfg.real_runs:
+        train = [i for i in range(len(files)) if i != held - 1]
+        x = np.concatenate([trials[i][0] for i in train])
+        y = np.concatenate([trials[i][1] for i in train])
+        groups = np.concatenate([np.full(len(trials[i][1]), i) for i in train])
+        models = Models(x, y, groups, sets[0].rate, sets[0].labels, cfg, progress)
+        xt, yt = trials[held - 1]
+        runs.append((online(models, xt, cfg), yt))
+    return _score(runs)
+
+
+def band_figure(models: Models, cfg: Config, path: Path) -> None:
+    """The sinc layer's learned bands against each synthetic user's true mu and beta bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for s in range(1, cfg.subjects + 1):
+        for name, (lo, hi) in synth.true_bands(synth.make_subject(s, cfg.shift)).items():
+            ax.axvspan(lo, hi, color="tab:orange" if name == "mu" else "tab:green", alpha=0.08)
+    for i, (lo, hi) in enumerate(models.aligned.model.bands().numpy()):
+        ax.plot([lo, hi], [i, i], lw=5, color="tab:blue")
+    ax.set_xlabel("Hz")
+    ax.set_ylabel("sinc filter")
+    ax.set_title("learned bands (blue); users' true mu (orange) and beta (green) bands")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def evaluate(quick: bool = False, out: Path | None = None, config: Config | None = None
+             ) -> dict:
+    """Run every protocol; returns DESIGN.md's `{"method", "config", "results"}` and writes
+    the band figure beside `out` when given."""
+    cfg = config or (Config.quick() if quick else Config())
+    torch.manual_seed(cfg.seed)
+    with Progress() as progress:
+        by_protocol = {"loso": loso(cfg, progress)}
+        by_protocol["cross_session"], models = cross_session(cfg, progress)
+        real = eeg_mi(cfg, progress, data_folder())
+        if real is not None:
+            by_protocol["eeg_mi"] = real
+    results = {v: {f"{proto}_{metric}": value for proto, scores in by_protocol.items()
+                   for metric, value in scores[v].items()} for v in VARIANTS}
+    for v in VARIANTS:
+        results[v]["accuracy"] = results[v]["loso_accuracy"]
+    extra = {"learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
+             "epoch_s": list(EPOCH), "protocols": list(by_protocol)}
+    if out is not None:
+        figure = Path(out).with_suffix(".bands.png")
+        band_figure(models, cfg, figure)
+        extra["figure"] = str(figure)
+    return {"method": "btta_dg", "config": cfg.model_dump(), "results": results, **extra}

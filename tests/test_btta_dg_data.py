@@ -1,0 +1,95 @@
+"""BTTA-DG's loaders, each on its dataset's own format: the shared real recordings, and small
+bci-essentials XDF, BCI IV 2a GDF and PhysioNet EDF+ files written here."""
+import numpy as np
+import pytest
+from edfio import Edf, EdfAnnotation, EdfSignal
+
+from gdf_file import write_gdf
+from methods.btta_dg.data import read_bci_iv_2a, read_bciess_mi, read_physionet_mi
+from streams import Chunk, StreamInfo
+from streams.xdf_write import XdfWriter
+
+
+def test_shared_motor_imagery_runs_load_with_their_windows(shared_data):
+    for path in sorted((shared_data / "eeg_mi").glob("*.xdf")):
+        rec = read_bciess_mi(path)
+        assert rec.rate == 256.0 and len(rec.channels) == 16 and "C3" in rec.channels
+        assert rec.labels == ("class_0", "class_1", "class_2") and rec.window_s == 2.0
+        x, y = rec.filtered().epochs(0.0, rec.window_s)
+        assert x.shape[1:] == (16, 512) and 45 <= len(y) <= 70
+        assert set(y) == {0, 1, 2}
+        assert np.isfinite(x).all() and 1 < x.std() < 100, "filtered EEG in uV"
+
+
+def test_bciess_loader_places_cues_on_the_eeg_clock(tmp_path):
+    eeg = StreamInfo(name="amp", type="EEG", channels=("C3", "Cz", "C4"), rate=100.0)
+    marks = StreamInfo(name="UnityMarkerStream", type="Markers", channels=("m",), rate=0.0,
+                       dtype="string")
+    path = tmp_path / "mi.xdf"
+    with XdfWriter(path) as writer:
+        a, b = writer.add_stream(eeg), writer.add_stream(marks)
+        t = 50.0 + np.arange(1000) / 100.0
+        writer.write(a, Chunk(np.random.default_rng(0).normal(size=(1000, 3)).astype(
+            np.float32), t, eeg))
+        values = [["Trial Started"], ["switch,3,2,2"], ["switch,3,0,2"], ["Trial Ends"]]
+        writer.write(b, Chunk(np.array(values, dtype=object), np.array([51.0, 51.5, 53.5, 56.0]),
+                              marks))
+    rec = read_bciess_mi(path)
+    assert rec.events.tolist() == [[150, 2], [350, 0]]
+    x, y = rec.epochs(0.0, 2.0)
+    assert x.shape == (2, 3, 200) and y.tolist() == [2, 0]
+
+
+def test_bciess_loader_names_a_malformed_marker(tmp_path):
+    eeg = StreamInfo(name="amp", type="EEG", channels=("C3",), rate=100.0)
+    marks = StreamInfo(name="m", type="Markers", channels=("m",), rate=0.0, dtype="string")
+    path = tmp_path / "bad.xdf"
+    with XdfWriter(path) as writer:
+        a, b = writer.add_stream(eeg), writer.add_stream(marks)
+        writer.write(a, Chunk(np.zeros((100, 1), np.float32), np.arange(100) / 100.0, eeg))
+        writer.write(b, Chunk(np.array([["switch,3,1"]], dtype=object), np.array([0.2]), marks))
+    with pytest.raises(ValueError, match="switch,3,1"):
+        read_bciess_mi(path)
+
+
+BCI_IV_CHANNELS = [f"EEG-{i}" for i in range(22)] + ["EOG-left", "EOG-central", "EOG-right"]
+
+
+def test_bci_iv_2a_gdf_cues_become_the_four_classes(tmp_path):
+    data = np.random.default_rng(1).normal(0, 10, (3000, 25)).astype(np.float32)
+    events = [(100, 768), (350, 769), (1100, 768), (1350, 772), (2100, 768), (2350, 770),
+              (2500, 1023)]
+    write_gdf(tmp_path / "A01T.gdf", data, 250, BCI_IV_CHANNELS, events)
+    rec = read_bci_iv_2a(tmp_path / "A01T.gdf")
+    assert rec.rate == 250 and len(rec.channels) == 22, "EOG dropped"
+    assert rec.events.tolist() == [[350, 0], [1350, 3], [2350, 1]]
+    np.testing.assert_allclose(rec.data, data[:, :22], atol=1e-3)
+    x, y = rec.epochs(0.5, 3.0)
+    assert x.shape == (2, 22, 625) and y.tolist() == [0, 3], "the last cue runs past the end"
+
+
+def test_bci_iv_2a_evaluation_file_without_cues_says_where_labels_are(tmp_path):
+    write_gdf(tmp_path / "A01E.gdf", np.zeros((500, 25), np.float32), 250, BCI_IV_CHANNELS,
+              [(100, 768), (350, 783)])
+    with pytest.raises(ValueError, match="783"):
+        read_bci_iv_2a(tmp_path / "A01E.gdf")
+
+
+def _edf(path, annotations):
+    rng = np.random.default_rng(2)
+    signals = [EdfSignal(rng.normal(0, 20, 160 * 30), sampling_frequency=160, label=label,
+                         physical_dimension="uV", physical_range=(-500, 500))
+               for label in ("C3..", "Cz..", "C4..")]
+    Edf(signals, annotations=[EdfAnnotation(*a) for a in annotations]).write(path)
+
+
+def test_physionet_edf_annotations_become_classes_by_run(tmp_path):
+    ann = [(0.0, 4.2, "T0"), (4.2, 4.1, "T1"), (8.3, 4.2, "T0"), (12.5, 4.1, "T2")]
+    _edf(tmp_path / "S001R04.edf", ann)
+    rec = read_physionet_mi(tmp_path / "S001R04.edf")
+    assert rec.channels == ("C3", "Cz", "C4") and rec.rate == 160
+    assert rec.labels == ("left_fist", "right_fist") and rec.window_s == pytest.approx(4.1)
+    assert rec.events.tolist() == [[672, 0], [2000, 1]]
+    _edf(tmp_path / "S001R06.edf", ann)
+    both = read_physionet_mi(tmp_path / "S001R06.edf", include_rest=True)
+    assert both.labels == ("rest", "both_fists", "both_feet") and len(both.events) == 4
