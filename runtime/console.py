@@ -20,9 +20,10 @@ def report_table(report: dict, title: str | None = None) -> Table:
 
 
 def results_table(result: dict) -> Table:
-    """`evaluate` results: one row per variant, one column per metric (accuracies in %)."""
+    """`evaluate` results: one row per variant, a column per metric the result lists under
+    `columns` (all of them when it lists none); accuracies in %."""
     rows = result["results"]
-    metrics = list(dict.fromkeys(m for scores in rows.values() for m in scores))
+    metrics = result.get("columns") or list(dict.fromkeys(m for s in rows.values() for m in s))
     table = Table(title=f"{result['method']}: evaluation", title_justify="left")
     table.add_column("variant")
     for m in metrics:

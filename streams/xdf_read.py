@@ -1,6 +1,7 @@
 """Read XDF recordings (LabRecorder's or ours) into numpy arrays, through pyxdf."""
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -12,6 +13,8 @@ from streams.chunk import STRING, StreamInfo
 
 DTYPES = {"double64": "float64", "float32": "float32", "string": STRING, "int32": "int32",
           "int16": "int16", "int8": "int8", "int64": "int64"}
+
+logging.getLogger("pyxdf").setLevel(logging.WARNING)  # its per-file progress lines are noise
 
 
 class XdfReadError(ValueError):
@@ -56,6 +59,7 @@ def read_xdf(path: str | os.PathLike, sync: bool = True,
                            f"it is an XDF recording (it starts with 'XDF:') and not cut inside "
                            f"its headers") from e
     return [_recording(stream) for stream in streams]
+
 
 
 def _first(fields: dict, key: str, default: str = "") -> str:

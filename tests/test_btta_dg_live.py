@@ -46,7 +46,7 @@ def test_bundle_bakes_the_sinc_layer_and_carries_the_source_statistics(cache):
     manifest = json.loads((path / "manifest.json").read_text())
     extra = manifest["preprocessing"]["btta_dg"]
     assert set(extra["sources"]) == {"dirichlet", "mean_softmax"}
-    assert len(extra["sinc_bands_hz"]) == 8
+    assert len(extra["sinc_bands_hz"]) == 16
     assert manifest["outputs"][0]["name"] == "probs"
 
     import onnxruntime as ort
@@ -136,5 +136,5 @@ def test_evaluate_reports_every_variant_and_protocol(tmp_path):
         assert 0.0 <= metrics["cross_session_accuracy"] <= 1.0, variant
         assert metrics["loso_adapt_ms_p99"] >= 0.0
     assert (tmp_path / "eval.bands.png").stat().st_size > 10_000
-    assert len(result["learned_bands_hz"]) == 8
+    assert len(result["learned_bands_hz"]) == 16
     assert results_table(result).row_count == len(VARIANTS)

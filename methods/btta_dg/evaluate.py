@@ -219,7 +219,9 @@ def evaluate(quick: bool = False, out: Path | None = None, config: Config | None
     for v in VARIANTS:
         results[v]["accuracy"] = results[v]["loso_accuracy"]
     extra = {"learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
-             "epoch_s": list(EPOCH), "protocols": list(by_protocol)}
+             "epoch_s": list(EPOCH), "protocols": list(by_protocol),
+             "columns": [f"{p}_{m}" for p in by_protocol for m in ("accuracy", "late_accuracy")]
+             + ["loso_adapt_ms_p50", "loso_adapt_ms_p99"]}
     if out is not None:
         figure = Path(out).with_suffix(".bands.png")
         band_figure(models, cfg, figure)

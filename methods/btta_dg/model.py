@@ -59,7 +59,7 @@ class SincAdaptNet(nn.Module):
     """
 
     def __init__(self, channels: int, samples: int, classes: int, rate: float,
-                 filters: int = 8, depth: int = 2, kernel: int | None = None,
+                 filters: int = 16, depth: int = 2, kernel: int | None = None,
                  pool_s: float = 0.4, step_s: float = 0.1, sinc: bool = True,
                  nonlinearity: str = "logvar", dropout: float = 0.25, scale: float = 0.1):
         super().__init__()

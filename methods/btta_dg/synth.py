@@ -112,7 +112,7 @@ def trial(rng: np.random.Generator, label: int, subject: Subject, session: Sessi
         motor.append((mu + beta) * _envelope(n, onset, depth))
     alpha = _rhythm(rng, n, 10.0, 1.5) * (1 + 0.8 * np.sin(2 * np.pi * rng.uniform(0.1, 0.4)
                                                            * np.arange(n) / RATE + rng.uniform(0, 6.3)))
-    sources = np.stack(motor + [alpha], 1) * np.array([1, 1, 1, 1.2]) * 6.0 * subject.snr
+    sources = np.stack(motor + [alpha], 1) * np.array([1, 1, 1, 1.2]) * 4.5 * subject.snr
     pink = signal.lfilter([1.0], [1.0, -0.97], rng.standard_normal((n, len(CHANNELS))), axis=0)
     common = signal.lfilter([1.0], [1.0, -0.97], rng.standard_normal((n, 1)), axis=0)
     eeg = sources @ subject.mixing.T + 1.5 * pink + 1.0 * common
