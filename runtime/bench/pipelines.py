@@ -3,8 +3,10 @@ and end to end from the pipeline's report, and the process's CPU and peak memory
 
 The amplifier (generated EEG replayed as a real LSL outlet, as `edgert demo` does) runs here;
 the pipeline runs in its own `edgert run` process, so the CPU and memory sampled are the
-pipeline's alone. Every `lsl_inlet` gets its own uniquely named stream. Pipelines with other
-kinds of source, or that do not run here, are reported as skipped with the reason.
+pipeline's alone. Every `lsl_inlet` gets its own uniquely named stream: EEG, or for an
+inlet of type "Markers" a string cue every `cue_every` seconds (what a trial-based decoder
+epochs on). Pipelines with other kinds of source, or that do not run here, are reported as
+skipped with the reason.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import numpy as np
 
 import pipelines
 from devices.telemetry import Sampler
@@ -37,6 +41,7 @@ class Config:
     seed: int = 0
     chunk_size: int = 1
     connect_timeout: float = 30.0
+    cue_every: float = 5.0
 
 
 QUICK = Config(seconds=4.0, repeats=1)
@@ -52,10 +57,20 @@ def feeds(spec: specs.PipelineSpec) -> tuple[list[str], list[StreamInfo]]:
             continue
         name = f"edgert-bench-{node.name}-{tag}"
         overrides.append(f"{node.name}.name={name}")
-        infos.append(StreamInfo(name=name, type=node.params.get("type") or "EEG",
-                                channels=CHANNELS, units=("uV",) * len(CHANNELS), rate=RATE,
-                                source_id=name))
+        kind = node.params.get("type") or "EEG"
+        infos.append(StreamInfo(name=name, type=kind, channels=("cue",), rate=0.0,
+                                dtype="string", source_id=name) if kind == "Markers" else
+                     StreamInfo(name=name, type=kind, channels=CHANNELS,
+                                units=("uV",) * len(CHANNELS), rate=RATE, source_id=name))
     return overrides, infos
+
+
+def feed(info: StreamInfo, cfg: Config, seed: int) -> Replay:
+    if info.dtype != "string":
+        data = simulated_eeg(cfg.seconds, seed)
+        return Replay.from_arrays(info, data, chunk_size=cfg.chunk_size)
+    times = np.arange(1.0, cfg.seconds, cfg.cue_every)
+    return Replay.from_arrays(info, np.full((len(times), 1), "cue", dtype=object), times)
 
 
 def unfed(spec: specs.PipelineSpec) -> list[str]:
@@ -87,8 +102,7 @@ def measure(path: Path, cfg: Config, seed: int) -> dict:
     if others := unfed(spec):
         return {"skipped": f"no simulated feed for source(s) {', '.join(others)}"}
     overrides, infos = feeds(spec)
-    data = simulated_eeg(cfg.seconds, seed)
-    replays = [Replay.from_arrays(info, data, chunk_size=cfg.chunk_size) for info in infos]
+    replays = [feed(info, cfg, seed) for info in infos]
     outlets = [outlet for replay in replays for outlet in replay.open()]
     with tempfile.TemporaryDirectory() as tmp:
         report, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
