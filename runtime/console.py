@@ -22,7 +22,7 @@ def report_table(report: dict, title: str | None = None) -> Table:
 def results_table(result: dict) -> Table:
     """`evaluate` results: one row per variant, a column per metric the result lists under
     `columns` (all of them when it lists none); accuracies in %."""
-    rows = result["results"]
+    rows = {variant: _flat(scores) for variant, scores in result["results"].items()}
     metrics = result.get("columns") or list(dict.fromkeys(m for s in rows.values() for m in s))
     table = Table(title=f"{result['method']}: evaluation", title_justify="left")
     table.add_column("variant")
@@ -31,6 +31,15 @@ def results_table(result: dict) -> Table:
     for variant, scores in rows.items():
         table.add_row(variant, *(_cell(m, scores.get(m)) for m in metrics))
     return table
+
+
+def _flat(scores: dict, prefix: str = "") -> dict:
+    """{"severe": {"f1": x}} -> {"severe_f1": x}."""
+    out = {}
+    for key, value in scores.items():
+        name = f"{prefix}{key}"
+        out.update(_flat(value, f"{name}_") if isinstance(value, dict) else {name: value})
+    return out
 
 
 def _cell(metric: str, value) -> str:

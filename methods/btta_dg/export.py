@@ -9,9 +9,10 @@ import torch
 from export.bundle import Bundle
 from export.onnx_export import export_bundle
 from methods.btta_dg import synth
-from methods.btta_dg.cache import default_folder
+from methods.cache import cached_checkpoint
+from methods.cache import cached_bundle as shared_cached_bundle
 from methods.btta_dg.model import bake
-from methods.btta_dg.train import CHECKPOINT, EPOCH, Trained, epoch, train
+from methods.btta_dg.train import EPOCH, Trained, epoch, train
 
 BANDPASS_HZ = (4.0, 40.0)
 
@@ -19,7 +20,8 @@ BANDPASS_HZ = (4.0, 40.0)
 def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: bool = False
            ) -> Bundle:
     """Export a trained checkpoint (default: this machine's cached one, trained if absent)."""
-    trained = Trained.load(checkpoint or _checkpoint())
+    checkpoint = Path(checkpoint or cached_checkpoint("btta_dg", train))
+    trained = Trained.load(checkpoint)
     model = trained.model
     rate = float(trained.meta.get("rate", synth.RATE))
     subject = synth.make_subject(999)
@@ -37,25 +39,10 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
     return export_bundle(bake(model), {"eeg": torch.from_numpy(x[:1])}, out, name="btta_dg",
                          dynamic_axes={"eeg": {0: "batch"}}, output_names=["probs"],
                          labels=trained.labels, preprocessing=preprocessing,
-                         checkpoint=Path(checkpoint or _checkpoint()), real_samples=real,
+                         checkpoint=checkpoint, real_samples=real,
                          fp16=fp16, int8=int8)
 
 
-def _checkpoint() -> Path:
-    path = default_folder() / CHECKPOINT
-    return path if path.exists() else train(default_folder())
-
-
-def cached_bundle(quick: bool = False) -> Path:
-    """The bundle of this machine's trained model, training and exporting on first use and
-    re-exporting when the checkpoint is newer than the bundle."""
-    folder = default_folder()
-    checkpoint = folder / CHECKPOINT
-    if not checkpoint.exists():
-        train(folder, quick=quick)
-    bundle = folder / "bundle"
-    manifest = bundle / "manifest.json"
-    if not manifest.exists() or manifest.stat().st_mtime < checkpoint.stat().st_mtime:
-        export(bundle, checkpoint)
-    return bundle
-
+def cached_bundle() -> Path:
+    """This machine's bundle, trained and exported on first use."""
+    return shared_cached_bundle("btta_dg", train, export)

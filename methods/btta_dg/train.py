@@ -17,11 +17,10 @@ from torch import nn
 
 from methods.btta_dg import synth
 from methods.btta_dg.align import align_offline
-from methods.btta_dg.cache import default_folder
+from methods.cache import CHECKPOINT, cache_folder
 from methods.btta_dg.bayes import SourceStats, source_stats
 from methods.btta_dg.model import SincAdaptNet
 
-CHECKPOINT = "checkpoint.pt"
 
 
 FEATURES = ("dirichlet", "mean_softmax")
@@ -155,4 +154,4 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
         trained = train_source(align_offline(epoch(x), groups), y, synth.RATE, synth.LABELS,
                                epochs=epochs, seed=seed, progress=progress,
                                meta={"subjects": subjects, "quick": quick, "aligned": True})
-    return trained.save(out or default_folder())
+    return trained.save(out or cache_folder("btta_dg"))

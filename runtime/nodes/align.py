@@ -12,7 +12,8 @@ from streams import Chunk, StreamInfo, local_clock
 class Align(Node):
     """For each sample of the first input, takes the latest sample of every other input at or
     before its time (sample-and-hold). A reference chunk waits until every stream has caught up,
-    or `max_wait` seconds, then goes out with what is there. Skew per stream is reported."""
+    or `max_wait` seconds, then goes out with what is there: a stream that never delivered is
+    left out of the channels until it does. Skew per stream is reported."""
 
     outputs = ("out",)
 
@@ -48,15 +49,18 @@ class Align(Node):
             out.append(self._join(self.pending.pop(0)[0]))
         return {"out": out} if out else None
 
+    def seen(self) -> tuple[str, ...]:
+        """The other streams that have delivered data; one that never did is left out."""
+        return tuple(p for p in self.others if self.data[p] is not None)
+
     def _append(self, port: str, chunk: Chunk) -> None:
         old = self.data[port]
         self.data[port] = chunk.data if old is None else np.concatenate([old, chunk.data])
         self.stamps[port] = np.concatenate([self.stamps[port], chunk.timestamps])
 
     def _ready(self, chunk: Chunk, arrived: float) -> bool:
-        if any(self.data[p] is None for p in self.others):
-            return False
-        covered = all(self.stamps[p][-1] >= chunk.timestamps[-1] for p in self.others)
+        covered = all(self.data[p] is not None and self.stamps[p][-1] >= chunk.timestamps[-1]
+                      for p in self.others)
         if not covered and local_clock() - arrived >= self.p.max_wait:
             self.stale += 1
             return True
@@ -64,7 +68,7 @@ class Align(Node):
 
     def _join(self, chunk: Chunk) -> Chunk:
         parts, keep = [chunk.data], {}
-        for p in self.others:
+        for p in self.seen():
             idx = np.searchsorted(self.stamps[p], chunk.timestamps, side="right") - 1
             idx = np.maximum(idx, 0)
             parts.append(self.data[p][idx])
@@ -79,9 +83,10 @@ class Align(Node):
 
     def _joined_info(self, dtype: np.dtype) -> StreamInfo:
         ref = self.info[self.ref]
-        channels = tuple(f"{p}:{c}" for p in self.inputs for c in self.info[p].channels)
-        units = tuple(u for p in self.inputs for u in (self.info[p].units or
-                                                       ("",) * self.info[p].n_channels))
+        ports = (self.ref,) + self.seen()
+        channels = tuple(f"{p}:{c}" for p in ports for c in self.info[p].channels)
+        units = tuple(u for p in ports for u in (self.info[p].units or
+                                                 ("",) * self.info[p].n_channels))
         return StreamInfo(name=self.p.name, type=ref.type, channels=channels, units=units,
                           rate=ref.rate, dtype=str(dtype))
 

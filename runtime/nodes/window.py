@@ -9,7 +9,8 @@ from streams import Chunk
 
 
 class Window(Node):
-    """Emits the last `length` seconds every `hop` seconds; a gap in the stream starts afresh."""
+    """Emits the last `length` seconds every `hop` seconds; a gap in the stream, or a change
+    in its channels, starts afresh."""
 
     class Params(Params):
         length: float = Field(gt=0, description="window length in seconds")
@@ -32,7 +33,7 @@ class Window(Node):
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, list[Chunk]] | None:
         chunk = inputs["in"]
-        if self.buf is None or chunk.gap:
+        if self.buf is None or chunk.gap or chunk.data.shape[1:] != self.buf.shape[1:]:
             self._reset(chunk)
         out = []
         i, total = 0, len(chunk)

@@ -1,0 +1,71 @@
+"""From a drive to what stage 2 sees: sensors held onto one clock (as the `align` node does),
+10-s windows, stage-1 recovery, and per-sensor tokens of 0.5-s steps with quality indices."""
+from __future__ import annotations
+
+import numpy as np
+
+from methods.cogmoe.quality import indices, relative
+from methods.cogmoe.recovery import FREQS, GRID_HZ, Recovered, recover
+from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
+
+REFERENCE = "eeg"
+WINDOW_S = 10.0
+STEP_S = 0.5
+BANDS = len(FREQS) // 2
+FEATURES = BANDS + 2  # band log-powers, level, masked fraction
+QUALITY = 3
+SENSORS = [np.arange(sum(len(CHANNELS[n]) for n in MODALITIES[:i]),
+                     sum(len(CHANNELS[n]) for n in MODALITIES[:i + 1]))
+           for i in range(len(MODALITIES))]
+ANCHOR = MODALITIES.index("ecg")
+ALIGNED_CHANNELS = tuple(f"{m}:{c}" for m in MODALITIES for c in CHANNELS[m])
+
+
+def hold(drive: Drive) -> np.ndarray:
+    """Every sensor sample-and-held onto the reference sensor's clock; missing samples (NaN:
+    the sensor sent nothing) are skipped, so the last received value is held, as live."""
+    t_ref = drive.times(REFERENCE)
+    cols = []
+    for m in MODALITIES:
+        x, t = drive.signals[m], drive.times(m)
+        ok = ~np.isnan(x).any(1)
+        idx = np.clip(np.searchsorted(t[ok], t_ref, side="right") - 1, 0, None)
+        cols.append(x[ok][idx])
+    return np.concatenate(cols, axis=1)
+
+
+def tokens(rec: Recovered) -> np.ndarray:
+    """(sensors, steps, FEATURES): per 0.5-s step, band log-powers (pairs of CWT scales),
+    the signal's level and the fraction masked, each averaged over the sensor's channels."""
+    n = rec.signal.shape[0]
+    step = int(STEP_S * GRID_HZ)
+    steps = n // step
+    out = np.zeros((len(SENSORS), steps, FEATURES), np.float32)
+    for i, ch in enumerate(SENSORS):
+        power = rec.power[ch].mean(0)[:2 * BANDS].reshape(BANDS, 2, n).mean(1)
+        parts = [power, rec.signal[:, ch].mean(1)[None], rec.mask[ch].mean(0)[None]]
+        stacked = np.concatenate(parts)[:, :steps * step].reshape(FEATURES, steps, step)
+        out[i] = stacked.mean(-1).T
+    return out
+
+
+def window_input(window: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, Recovered]:
+    """Stage 1 and quality for one aligned window: the model's (sensors * steps,
+    FEATURES + QUALITY) input, the absolute quality (sensors, 3), and the recovery."""
+    quality = indices(window, rate, SENSORS, MODALITIES)
+    rec = recover(window, rate, SENSORS, ANCHOR)
+    tok = tokens(rec)
+    q = np.repeat(relative(quality)[:, None], tok.shape[1], axis=1)
+    x = np.concatenate([tok, q], -1).reshape(-1, FEATURES + QUALITY)
+    return x.astype(np.float32), quality, rec
+
+
+def drive_windows(drive: Drive, hop_s: float = WINDOW_S) -> tuple[np.ndarray, np.ndarray]:
+    """Aligned windows (windows, samples, channels) and their labels (mean load > 0.5)."""
+    data = hold(drive)
+    rate = RATES[REFERENCE]
+    n, hop = int(WINDOW_S * rate), int(hop_s * rate)
+    starts = range(0, len(data) - n + 1, hop)
+    labels = [int(drive.load[int(s / rate):int(s / rate + WINDOW_S)].mean() > 0.5)
+              for s in starts]
+    return np.stack([data[s:s + n] for s in starts]), np.array(labels)

@@ -1,0 +1,68 @@
+"""The live stage-1 node: an aligned 10-s window of the four sensors in, stage-2 tokens out.
+
+A sensor whose channels are missing from the window (it never connected, so the aligner had
+nothing to hold) is filled flat: stage 1 marks it missing, its quality drops, and the gates
+move away from it. The estimate degrades; the pipeline keeps running.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from methods.cogmoe.features import ALIGNED_CHANNELS, FEATURES, QUALITY, window_input
+from methods.cogmoe.simulate import MODALITIES
+from runtime.node import Node, Params
+from streams import Chunk, StreamInfo
+
+TOKEN_FEATURES = tuple(f"band{i}" for i in range(FEATURES - 2)) + (
+    "level", "masked", "q_snr", "q_present", "q_autocorr")
+QUALITY_NAMES = tuple(f"{m}_{q}" for m in MODALITIES for q in ("snr", "present", "autocorr"))
+assert len(TOKEN_FEATURES) == FEATURES + QUALITY
+
+
+class Stage1(Node):
+    """`out`: (sensors * steps, features + quality) tokens; `quality`: one sample of every
+    sensor's absolute quality indices."""
+
+    outputs = ("out", "quality")
+
+    class Params(Params):
+        pass
+
+    def start(self) -> None:
+        self.filled = {m: 0 for m in MODALITIES}
+
+    def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
+        chunk = inputs["in"]
+        window = self._complete(chunk)
+        x, quality, rec = window_input(window, chunk.info.rate)
+        stamp = chunk.timestamps[-1]
+        tokens = StreamInfo(name=f"{chunk.info.name}-tokens", type="Features",
+                            channels=TOKEN_FEATURES, rate=0.0)
+        q = StreamInfo(name=f"{chunk.info.name}-quality", type="Quality",
+                       channels=QUALITY_NAMES, rate=0.0)
+        return {"out": chunk.derive(x, np.full(len(x), stamp), tokens),
+                "quality": chunk.derive(quality.reshape(1, -1).astype(np.float32),
+                                        np.array([stamp]), q)}
+
+    def _complete(self, chunk: Chunk) -> np.ndarray:
+        """The window with every aligned channel in order; absent sensors flat at zero."""
+        names = [c.lower() for c in chunk.info.channels]
+        unknown = set(names) - {c.lower() for c in ALIGNED_CHANNELS}
+        if unknown or chunk.info.rate <= 0:
+            raise ValueError(
+                f"node {self.name!r}: stream {chunk.info.name!r} must be the `align` node's "
+                f"output over inputs eeg, ecg, eda, gaze (channels {list(ALIGNED_CHANNELS)}); "
+                f"got unknown channels {sorted(unknown)} at rate {chunk.info.rate}")
+        out = np.zeros((len(chunk), len(ALIGNED_CHANNELS)), np.float64)
+        absent = set()
+        for i, name in enumerate(ALIGNED_CHANNELS):
+            if name.lower() in names:
+                out[:, i] = chunk.data[:, names.index(name.lower())]
+            else:
+                absent.add(name.split(":")[0])
+        for sensor in absent:
+            self.filled[sensor] += 1
+        return out
+
+    def stats(self) -> dict:
+        return {"windows_missing_sensor": self.filled}

@@ -1,0 +1,201 @@
+"""Datasets of simulated drives, the CORTEX loss, training, and the checkpoint.
+
+CORTEX = classification + reconstruction fidelity (the noise-robust expert on noisy tokens and
+the recovery expert on masked tokens, each pulled toward the encoding of the same token of
+the clean drive, which the simulator keeps) + expert-utilisation balance (KL of the mean gate
+from uniform), whose weight decays from 0.1 to 0.01 over training: experts first all get
+work, then specialise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from rich.progress import Progress
+from torch import nn
+
+from methods.cache import CHECKPOINT, cache_folder
+from methods.cogmoe import features as feats
+from methods.cogmoe.model import EXPERTS, build
+from methods.cogmoe.recovery import to_grid
+from methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
+
+LABELS = ("low_load", "high_load")
+
+
+@dataclass
+class Dataset:
+    x: np.ndarray        # (windows, tokens, FEATURES + QUALITY)
+    clean: np.ndarray    # the same windows of the clean drive
+    y: np.ndarray
+    level: np.ndarray    # index into LEVELS
+    noise: np.ndarray    # (windows, sensors) injected noise power / signal power
+    missing: np.ndarray  # (windows, sensors) injected missing fraction
+    lag: np.ndarray      # (windows, sensors) injected lag (s)
+    quality: np.ndarray  # (windows, sensors, 3) absolute quality indices
+    recovery_error: np.ndarray  # (windows, 2): RMSE of stage 1 and of linear fill, on gaps
+    lag_error: np.ndarray       # (windows, sensors) |estimated - injected| lag (s)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def subset(self, idx) -> "Dataset":
+        return Dataset(*(getattr(self, f)[idx] for f in self.__dataclass_fields__))
+
+
+def clean_inputs(clean_drive) -> tuple[np.ndarray, np.ndarray]:
+    """The clean drive's aligned windows and their stage-2 inputs (the CORTEX targets)."""
+    windows, _ = feats.drive_windows(clean_drive)
+    rate = RATES[feats.REFERENCE]
+    return windows, np.stack([feats.window_input(w, rate)[0] for w in windows])
+
+
+def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int, progress=None,
+               task=None) -> Dataset:
+    """Every 10-s window of `drive` through stage 1, beside the clean drive's."""
+    data, y = feats.drive_windows(drive)
+    rate = RATES[feats.REFERENCE]
+    xs, qs, rec_err, lag_err = [], [], [], []
+    segments = [int(k * feats.WINDOW_S / SEGMENT_S) for k in range(len(y))]
+    injected = {m: drive.injected.get(m, np.zeros((max(segments) + 1, 3)))
+                for m in MODALITIES}
+    for k, w in enumerate(data):
+        x, q, rec = feats.window_input(w, rate)
+        xs.append(x)
+        qs.append(q)
+        rec_err.append(stage1_error(rec, clean[0][k], rate))
+        lag_err.append(np.abs(rec.lags - [injected[m][segments[k], 2] for m in MODALITIES]))
+        if progress is not None:
+            progress.advance(task)
+    pick = lambda col: np.array([[injected[m][s, col] for m in MODALITIES]  # noqa: E731
+                                 for s in segments])
+    return Dataset(np.stack(xs), clean[1], y, np.full(len(y), level), pick(0), pick(1),
+                   pick(2), np.stack(qs), np.array(rec_err), np.stack(lag_err))
+
+
+def stage1_error(rec, clean_window: np.ndarray, rate: float) -> tuple[float, float]:
+    """RMSE on masked samples of stage 1's output and of linear interpolation, against the
+    clean window on the same grid, each channel scaled by its clean std."""
+    truth = to_grid(clean_window, rate)
+    scale = truth.std(0) + 1e-9
+    mask = rec.mask.T[:len(truth)]
+    if not mask.any():
+        return np.nan, np.nan
+    t = np.arange(len(truth))
+    linear = rec.signal.copy()
+    for c in range(truth.shape[1]):
+        keep = ~mask[:, c]
+        if keep.any() and mask[:, c].any():
+            linear[mask[:, c], c] = np.interp(t[mask[:, c]], t[keep], rec.signal[keep, c])
+    err = lambda est: float(np.sqrt(np.mean(((est - truth) / scale)[mask] ** 2)))  # noqa
+    return err(rec.signal[:len(truth)]), err(linear[:len(truth)])
+
+
+def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progress | None = None,
+            description: str = "stage 1 on simulated drives") -> Dataset:
+    """Every seed's drive at every level, through stage 1."""
+    n = int(seconds // feats.WINDOW_S) * len(seeds) * (len(levels) + 1)
+    task = progress.add_task(description, total=n) if progress else None
+    parts = []
+    for seed in seeds:
+        drive = simulate(seconds, seed)
+        clean = clean_inputs(drive)
+        if progress is not None:
+            progress.advance(task, len(clean[1]))
+        for level in levels:
+            damaged = drive if level == "clean" else degrade(drive, level, seed)
+            parts.append(windows_of(damaged, clean, LEVELS.index(level), progress, task))
+    return Dataset(*(np.concatenate([getattr(p, f) for p in parts])
+                     for f in Dataset.__dataclass_fields__))
+
+
+def cortex_loss(model: nn.Module, x: torch.Tensor, clean: torch.Tensor, y: torch.Tensor,
+                noisy: torch.Tensor, balance: float, fidelity: float = 0.5) -> torch.Tensor:
+    """`noisy` (batch, sensors): 1 where noise was injected into that sensor."""
+    parts = model.parts(x)
+    loss = nn.functional.cross_entropy(parts["logits"], y)
+    if "experts" not in parts or parts["experts"].shape[-2] != len(EXPERTS):
+        return loss
+    target = model.encode(clean).detach()
+    per_token = lambda e: ((parts["experts"][..., e, :] - target) ** 2).mean(-1)  # noqa: E731
+    noisy_tok = noisy.repeat_interleave(model.steps, 1)
+    masked_tok = (x[..., model.features - 1] > 0).float()
+    for e, weight in ((1, noisy_tok), (2, masked_tok)):
+        if weight.sum() > 0:
+            loss = loss + fidelity * (per_token(e) * weight).sum() / weight.sum()
+    mean_gate = parts["gates"].mean((0, 1))
+    return loss + balance * (mean_gate * torch.log(mean_gate * len(EXPERTS) + 1e-9)).sum()
+
+
+@dataclass
+class Trained:
+    name: str
+    model: nn.Module
+
+    def save(self, folder: Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / CHECKPOINT
+        torch.save({"name": self.name, "config": self.model.config,
+                    "state": self.model.state_dict()}, path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> "Trained":
+        path = Path(path)
+        path = path / CHECKPOINT if path.is_dir() else path
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no CogMoE checkpoint; make one with "
+                                    "`edgert train cogmoe --out DIR`")
+        saved = torch.load(path, map_location="cpu", weights_only=False)
+        cfg = {k: saved["config"][k] for k in ("features", "quality", "sensors", "steps")}
+        model = build(saved["name"], **cfg)
+        model.load_state_dict(saved["state"])
+        return cls(saved["name"], model.eval())
+
+
+def fit(name: str, data: Dataset, epochs: int = 30, seed: int = 0, lr: float = 2e-3,
+        batch: int = 32, progress: Progress | None = None) -> nn.Module:
+    torch.manual_seed(seed)
+    steps = data.x.shape[1] // len(MODALITIES)
+    model = build(name, feats.FEATURES, feats.QUALITY, len(MODALITIES), steps)
+    tokens = data.x[..., :feats.FEATURES].reshape(-1, feats.FEATURES)
+    model.mean.copy_(torch.from_numpy(tokens.mean(0)))
+    model.std.copy_(torch.from_numpy(tokens.std(0) + 1e-6))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-3)
+    x, clean = torch.from_numpy(data.x), torch.from_numpy(data.clean)
+    y, noisy = torch.from_numpy(data.y).long(), torch.from_numpy((data.noise > 0).astype(
+        np.float32))
+    gen = torch.Generator().manual_seed(seed)
+    task = progress.add_task(f"training {name}", total=epochs) if progress else None
+    for epoch in range(epochs):
+        model.train()
+        balance = 0.1 * (1 - epoch / max(epochs - 1, 1)) + 0.01
+        for idx in torch.randperm(len(y), generator=gen).split(batch):
+            loss = cortex_loss(model, x[idx], clean[idx], y[idx], noisy[idx], balance)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if progress:
+            progress.advance(task)
+    return model.eval()
+
+
+@torch.no_grad()
+def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """High-load probability per window, and gate weights (windows, tokens, experts)."""
+    parts = model.parts(torch.from_numpy(x))
+    gates = parts.get("gates")
+    return torch.softmax(parts["logits"], -1)[:, 1].numpy(), \
+        None if gates is None else gates.numpy()
+
+
+def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
+    """Train CogMoE on simulated drives at every degradation level; save the checkpoint."""
+    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 9)), 600, 30)
+    with Progress() as progress:
+        data = dataset(seeds, list(LEVELS), seconds, progress)
+        model = fit("cogmoe", data, epochs, seed, progress=progress)
+    return Trained("cogmoe", model).save(out or cache_folder("cogmoe"))

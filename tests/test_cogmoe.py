@@ -1,0 +1,167 @@
+"""CogMoE's parts against what each must do: the simulator and its damage log, the wavelet
+pair, lag estimation, the masks, low-rank completion, quality indices, the stage-2 models and
+the CORTEX loss, and the live Stage1 node with a sensor missing."""
+import numpy as np
+import pytest
+import torch
+
+from methods.cogmoe import features as feats
+from methods.cogmoe import recovery
+from methods.cogmoe.model import EXPERTS, build
+from methods.cogmoe.node import Stage1
+from methods.cogmoe.quality import indices
+from methods.cogmoe.simulate import MODALITIES, RATES, degrade, simulate
+from methods.cogmoe.train import cortex_loss
+from streams import Chunk, StreamInfo
+
+
+@pytest.fixture(scope="module")
+def drive():
+    return simulate(60, seed=3)
+
+
+def test_drive_is_seeded_each_sensor_at_its_rate_and_load_shows(drive):
+    again = simulate(60, seed=3)
+    for m in MODALITIES:
+        np.testing.assert_array_equal(drive.signals[m], again.signals[m])
+        assert len(drive.signals[m]) == pytest.approx(60 * RATES[m], abs=2)
+    long = simulate(600, seed=4)
+    high = np.repeat(long.load > 0.5, int(RATES["gaze"]))[:len(long.signals["gaze"])]
+    pupil = long.signals["gaze"][:, 0]
+    open_eye = pupil > 0
+    assert pupil[high & open_eye].mean() > pupil[~high & open_eye].mean() + 0.3
+
+
+def test_degrade_keeps_the_clean_drive_and_logs_what_it_did(drive):
+    damaged = degrade(drive, "severe", seed=0)
+    assert not np.isnan(drive.signals["ecg"]).any()
+    for m in MODALITIES:
+        log = damaged.injected[m]
+        assert log.shape == (6, 3)
+        gaps = np.isnan(damaged.signals[m][:, 0])
+        assert gaps.mean() <= log[:, 1].mean() + 1e-9
+    assert sum(damaged.injected[m][:, 0].sum() for m in MODALITIES) > 0, "noise injected"
+    assert np.array_equal(degrade(drive, "clean", 0).signals["eeg"], drive.signals["eeg"])
+
+
+def test_wavelet_transform_inverts_within_its_band():
+    t = np.arange(1000) / recovery.GRID_HZ
+    x = np.sin(2 * np.pi * 6 * t) + 0.5 * np.sin(2 * np.pi * 17 * t + 1.0)
+    back = recovery.icwt(recovery.cwt(x[None]))[0]
+    core = slice(150, 850)
+    assert np.corrcoef(back[core], x[core])[0, 1] > 0.98
+    assert np.std(back[core]) == pytest.approx(np.std(x[core]), rel=0.2)
+
+
+def test_lag_estimate_takes_the_smallest_of_near_equal_peaks_and_none_without_one():
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((16, 1000))
+    bump = np.zeros(1000)
+    bump[400:420] = 5.0
+    anchor = base * 0.2 + bump
+    other = np.roll(anchor, 25, axis=-1) + rng.standard_normal((16, 1000)) * 0.2
+    assert recovery.estimate_lag(anchor, other, 60) == 25
+    assert recovery.estimate_lag(anchor, rng.standard_normal((16, 1000)), 60) == 0
+
+
+def test_flat_runs_find_a_stopped_sensor_not_a_slow_one():
+    x = np.repeat(np.arange(100.0), 8)[:, None]  # 32 Hz held on 256 Hz: short steps
+    assert not recovery.flat_runs(x, 256.0).any()
+    x[300:400] = x[300]
+    found = recovery.flat_runs(x, 256.0)[:, 0]
+    assert found[310:400].all() and not found[:290].any()
+
+
+def test_low_rank_completion_rewrites_only_masked_entries():
+    rng = np.random.default_rng(1)
+    truth = rng.standard_normal((20, 3)) @ rng.standard_normal((3, 400))
+    mask = np.zeros_like(truth, bool)
+    mask[5, 100:200] = True
+    damaged = np.where(mask, 0.0, truth)
+    filled = recovery.low_rank_complete(damaged, mask, rank=3, iterations=10, pool=1)
+    np.testing.assert_array_equal(filled[~mask], truth[~mask])
+    assert np.abs(filled[mask] - truth[mask]).mean() < 0.2 * np.abs(truth[mask]).mean()
+
+
+def test_stage1_marks_a_gap_and_fills_it(drive):
+    window = feats.hold(drive)[:2560].astype(float)
+    window[1000:1400, feats.SENSORS[0]] = window[999, feats.SENSORS[0]]  # EEG held
+    rec = recovery.recover(window, 256.0, feats.SENSORS, feats.ANCHOR)
+    eeg = feats.SENSORS[0]
+    assert rec.mask[eeg][:, 420:530].all() and not rec.mask[eeg][:, 100:300].any()
+    assert np.std(rec.signal[420:530, eeg]) > 0, "the held flat line is replaced"
+    assert np.isfinite(rec.power).all()
+
+
+def test_snr_index_falls_with_noise_and_missing_index_reads_gaps(drive):
+    window = feats.hold(drive)[:2560].astype(float)
+    rng = np.random.default_rng(2)
+    scores = []
+    for snr_db in (20, 5, -10):
+        noisy = window.copy()
+        p = noisy[:, feats.SENSORS[1]].var()
+        noisy[:, feats.SENSORS[1]] += rng.standard_normal((2560, 1)) * np.sqrt(p / 10 ** (snr_db / 10))
+        scores.append(indices(noisy, 256.0, feats.SENSORS, MODALITIES)[1, 0])
+    assert scores[0] > scores[1] > scores[2]
+    gap = window.copy()
+    gap[:1280, feats.SENSORS[2]] = gap[0, feats.SENSORS[2]]
+    assert indices(gap, 256.0, feats.SENSORS, MODALITIES)[2, 1] == pytest.approx(0.5, abs=0.02)
+
+
+@pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic", "early_fusion"])
+def test_stage2_models_train_on_the_cortex_loss(name):
+    torch.manual_seed(0)
+    model = build(name, feats.FEATURES, feats.QUALITY, 4, 20)
+    x = torch.randn(6, 80, feats.FEATURES + feats.QUALITY)
+    loss = cortex_loss(model, x, torch.randn_like(x), torch.tensor([0, 1] * 3),
+                       torch.ones(6, 4), balance=0.1)
+    loss.backward()
+    assert torch.isfinite(loss)
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() for g in grads)
+
+
+def test_cogmoe_output_is_load_probabilities_and_gate_weights():
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 20).eval()
+    out = model(torch.randn(3, 80, feats.FEATURES + feats.QUALITY))
+    assert out.shape == (3, 2 + len(EXPERTS) * 5)
+    torch.testing.assert_close(out[:, :2].sum(1), torch.ones(3))
+    torch.testing.assert_close(out[:, 2:5].sum(1), torch.ones(3))
+    torch.testing.assert_close(out[:, 5:].view(3, 4, 3).sum(-1), torch.ones(3, 4))
+
+
+def test_gate_sees_quality():
+    torch.manual_seed(1)
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 20).eval()
+    x = torch.randn(1, 80, feats.FEATURES + feats.QUALITY)
+    other = x.clone()
+    other[..., feats.FEATURES:] += 3.0
+    assert not torch.allclose(model(x)[:, 2:], model(other)[:, 2:])
+
+
+def _aligned_chunk(drive, drop: str | None = None) -> Chunk:
+    window = feats.hold(drive)[:2560].astype(np.float32)
+    keep = [i for i, c in enumerate(feats.ALIGNED_CHANNELS) if not (drop and
+                                                                    c.startswith(drop))]
+    info = StreamInfo(name="car", type="EEG", rate=256.0,
+                      channels=tuple(feats.ALIGNED_CHANNELS[i] for i in keep))
+    return Chunk(window[:, keep], np.arange(2560) / 256.0, info)
+
+
+def test_stage1_node_fills_a_sensor_that_never_connected(drive):
+    node = Stage1("stage1", Stage1.Params())
+    node.start()
+    full = node.process({"in": _aligned_chunk(drive)})
+    missing = node.process({"in": _aligned_chunk(drive, drop="gaze")})
+    assert full["out"].data.shape == missing["out"].data.shape == (80, 13)
+    quality = missing["quality"].data.reshape(4, 3)
+    assert quality[3, 1] == pytest.approx(0.0, abs=0.01), "gaze reads as missing"
+    assert node.stats()["windows_missing_sensor"]["gaze"] == 1
+
+
+def test_stage1_node_names_a_wrong_stream():
+    node = Stage1("stage1", Stage1.Params())
+    node.start()
+    info = StreamInfo(name="raw-eeg", type="EEG", channels=("Fz", "Cz"), rate=256.0)
+    with pytest.raises(ValueError, match="'stage1'.*'raw-eeg'.*align"):
+        node.process({"in": Chunk(np.zeros((10, 2), np.float32), np.arange(10.0), info)})
