@@ -78,7 +78,8 @@ class CogMoE(nn.Module):
         self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2))
         ids = torch.arange(sensors).repeat_interleave(steps)
         self.register_buffer("sensor_ids", ids)
-        self.register_buffer("other_sensors", ids[:, None] == ids[None, :])  # True = blocked
+        same = ids[:, None] == ids[None, :]  # a token attends only to other sensors' tokens
+        self.register_buffer("other_sensors", torch.zeros(same.shape).masked_fill(same, -1e9))
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """Per-sensor encodings (batch, tokens, d) of the (normalised) features."""

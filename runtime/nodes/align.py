@@ -36,6 +36,7 @@ class Align(Node):
         self.info: dict[str, StreamInfo] = {}
         self.skew = {p: Latency() for p in self.others}
         self.stale = 0
+        self.joined: tuple[str, ...] = ()
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, list[Chunk]] | None:
         (port, chunk), = inputs.items()
@@ -79,7 +80,10 @@ class Align(Node):
             self.stamps[p] = self.stamps[p][start:]
         data = np.concatenate([np.asarray(x, dtype=np.result_type(*parts)) for x in parts],
                               axis=1)
-        return chunk.derive(data, info=self._joined_info(data.dtype))
+        out = chunk.derive(data, info=self._joined_info(data.dtype))
+        if self.seen() != self.joined:
+            out.gap, self.joined = True, self.seen()  # a stream joined: the layout changed
+        return out
 
     def _joined_info(self, dtype: np.dtype) -> StreamInfo:
         ref = self.info[self.ref]

@@ -1,0 +1,107 @@
+"""CogMoE end to end: the bundle, the live car pipeline on real LSL with a sensor that never
+connects, `edgert demo car`, and `evaluate`'s result keys."""
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import pipelines
+from export.verify import verify
+from methods.cogmoe.demo import recordings
+from methods.cogmoe.evaluate import VARIANTS, Config, evaluate
+from methods.cogmoe.export import OUTPUTS, cached_bundle
+from methods.cogmoe.simulate import LEVELS, MODALITIES
+from methods.cogmoe.train import Trained, dataset, fit
+from runtime.console import results_table
+from runtime.demo import Client
+from runtime.pipeline import Pipeline
+from streams.replay import Replay
+from streams.zmq_link import free_endpoint
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A small CogMoE trained here in seconds, in a cache folder of its own."""
+    root = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("EDGERT_CACHE")
+    os.environ["EDGERT_CACHE"] = str(root)
+    data = dataset([1], list(LEVELS), 40)
+    Trained("cogmoe", fit("cogmoe", data, epochs=2)).save(root / "cogmoe")
+    yield root
+    if old is None:
+        del os.environ["EDGERT_CACHE"]
+    else:
+        os.environ["EDGERT_CACHE"] = old
+
+
+def test_bundle_publishes_load_and_gate_weights(cache):
+    path = cached_bundle()
+    assert verify(path)["variants"]["fp32"]["loads"]
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert tuple(manifest["labels"]) == OUTPUTS and len(OUTPUTS) == 17
+    assert manifest["preprocessing"]["layout"] == "channels_last"
+
+
+def test_car_pipeline_keeps_estimating_with_a_sensor_that_never_connects(cache, uid):
+    name = f"car-{uid}"
+    streams, _, _ = recordings(name, 16)
+    streams = [r for r in streams if not r.info.name.endswith("-gaze")]
+    pipe = Pipeline.from_yaml(pipelines.find("car"), [
+        *(f"{m}.name={name}-{m}" for m in MODALITIES), f"stage2.bundle={cached_bundle()}",
+        f"estimate_lsl.name={name}-load", f"quality_lsl.name={name}-quality",
+        f"estimate_zmq.endpoint={free_endpoint()}"])
+    replay = Replay(streams, chunk_size=8)
+    outlets = replay.open()
+    pipe.start()
+    client = Client(f"{name}-load")
+    try:
+        for outlet in outlets:
+            assert outlet.wait_for_consumers(10.0)
+        client.thread.start()
+        replay.start()
+        deadline = time.monotonic() + 40
+        while client.samples < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        pipe.stop()
+        client.stop()
+        replay.stop()
+    report = pipe.report()
+    assert client.samples >= 3, report["nodes"]
+    est = np.concatenate(client.data)
+    np.testing.assert_allclose(est[:, :2].sum(1), 1.0, rtol=1e-5)
+    gaze = OUTPUTS.index("gate_gaze_clean")
+    np.testing.assert_allclose(est[:, gaze:gaze + 3].sum(1), 1.0, rtol=1e-5)
+    assert report["nodes"]["stage1"]["windows_missing_sensor"]["gaze"] >= 3
+    assert report["nodes"]["align"]["stale"] > 0 and report["quarantined"] == {}
+
+
+def test_demo_car_reports_f1_gates_and_a_plot(cache, tmp_path):
+    out = tmp_path / "car.json"
+    result = subprocess.run(["edgert", "demo", "car", "--duration", "24", "--report", str(out)],
+                            capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    m = report["metrics"]
+    assert m["estimates"] >= 5
+    assert 0.0 <= m["online_accuracy"] <= 1.0 and 0.0 <= m["online_f1"] <= 1.0
+    assert m["client_p99_ms"] > 0
+    assert os.path.getsize(report["plot"]) > 10_000
+
+
+def test_evaluate_reports_every_variant_at_every_level(tmp_path):
+    cfg = Config(train_seeds=[1], test_seeds=[101], seconds=40, epochs=1)
+    result = evaluate(config=cfg, out=tmp_path / "eval.json")
+    assert tuple(result["results"]) == VARIANTS
+    for variant, levels in result["results"].items():
+        assert set(levels) == set(LEVELS), variant
+        for scores in levels.values():
+            assert 0.0 <= scores["f1"] <= 1.0 and 0.0 <= scores["accuracy"] <= 1.0
+    assert set(result["gates"]["utilisation"]) == set(LEVELS)
+    assert "noise_robust_vs_noise" in result["gates"]
+    assert result["stage1"]["severe"]["stage1_rmse"] > 0
+    assert (tmp_path / "eval.f1.png").stat().st_size > 10_000
+    assert results_table(result).row_count == len(VARIANTS)
