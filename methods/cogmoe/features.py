@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from methods.cogmoe.quality import indices, relative
-from methods.cogmoe.recovery import FREQS, GRID_HZ, Recovered, recover
+from methods.cogmoe.recovery import FREQS, GRID_HZ, Recovered, flat_runs, recover
 from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 
 REFERENCE = "eeg"
@@ -52,8 +52,9 @@ def tokens(rec: Recovered) -> np.ndarray:
 def window_input(window: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, Recovered]:
     """Stage 1 and quality for one aligned window: the model's (sensors * steps,
     FEATURES + QUALITY) input, the absolute quality (sensors, 3), and the recovery."""
-    quality = indices(window, rate, SENSORS, MODALITIES)
-    rec = recover(window, rate, SENSORS, ANCHOR)
+    missing = flat_runs(window, rate)
+    quality = indices(window, rate, SENSORS, MODALITIES, missing)
+    rec = recover(window, rate, SENSORS, ANCHOR, missing=missing)
     tok = tokens(rec)
     q = np.repeat(relative(quality)[:, None], tok.shape[1], axis=1)
     x = np.concatenate([tok, q], -1).reshape(-1, FEATURES + QUALITY)

@@ -30,16 +30,19 @@ def autocorrelation(x: np.ndarray, rate: float, beat: bool) -> float:
         return 0.0
     x = (x - x.mean()) / x.std()
     if beat:
-        lags = range(int(0.33 * rate), int(1.5 * rate))
-        return float(max(np.mean(x[:-k] * x[k:]) for k in lags[::2]))
+        n = len(x)
+        spectrum = np.fft.rfft(x, 2 * n)
+        acf = np.fft.irfft(spectrum * np.conj(spectrum))[:n] / (n - np.arange(n))
+        return float(acf[int(0.33 * rate):int(1.5 * rate)].max())
     k = max(int(0.05 * rate), 1)
     return float(np.mean(x[:-k] * x[k:]))
 
 
 def indices(window: np.ndarray, rate: float, sensors: list[np.ndarray],
-            names: tuple[str, ...]) -> np.ndarray:
-    """(sensors, 3): SNR score, 1 - missing fraction, autocorrelation; each in [0, 1]."""
-    missing = flat_runs(window, rate)
+            names: tuple[str, ...], missing: np.ndarray | None = None) -> np.ndarray:
+    """(sensors, 3): SNR score, 1 - missing fraction, autocorrelation; each in [0, 1].
+    `missing` is `flat_runs(window, rate)` when the caller has it already."""
+    missing = flat_runs(window, rate) if missing is None else missing
     out = np.zeros((len(sensors), 3))
     for i, (ch, name) in enumerate(zip(sensors, names)):
         valid = ~missing[:, ch].any(1)

@@ -12,6 +12,7 @@ transform fills the masked samples.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import fft, signal
@@ -26,24 +27,33 @@ def scales(freqs: np.ndarray = FREQS) -> np.ndarray:
     return (W0 + np.sqrt(2 + W0 ** 2)) / (4 * np.pi * freqs)
 
 
+@lru_cache(maxsize=8)
+def _daughters(n: int, rate: float, freqs: tuple[float, ...]) -> tuple[int, np.ndarray]:
+    """FFT length and the Morlet daughters' spectra (freqs, size), padded past the widest
+    wavelet's reach so the circular convolution does not wrap."""
+    s = scales(np.array(freqs))[:, None]
+    size = fft.next_fast_len(n + int(2 * s.max() * rate))
+    omega = 2 * np.pi * fft.fftfreq(size, 1 / rate)
+    daughter = (np.pi ** -0.25 * np.sqrt(2 * np.pi * s * rate)
+                * np.exp(-0.5 * (s * omega - W0) ** 2) * (omega > 0))
+    return size, daughter.astype(np.complex64)
+
+
 def cwt(x: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.ndarray:
     """(channels, samples) -> (channels, freqs, samples) complex, unit-energy Morlet."""
     n = x.shape[-1]
-    size = fft.next_fast_len(2 * n)
-    omega = 2 * np.pi * fft.fftfreq(size, 1 / rate)
-    s = scales(freqs)[:, None]
-    daughter = (np.pi ** -0.25 * np.sqrt(2 * np.pi * s * rate)
-                * np.exp(-0.5 * (s * omega - W0) ** 2) * (omega > 0))
-    spectrum = fft.fft(x, size, axis=-1)
+    size, daughter = _daughters(n, float(rate), tuple(np.asarray(freqs, float)))
+    spectrum = fft.fft(x.astype(np.float32), size, axis=-1)
     return fft.ifft(spectrum[:, None, :] * daughter[None], axis=-1)[..., :n]
 
 
 def icwt(w: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.ndarray:
-    """Inverse by Torrence & Compo's eq. 11: the band 0.5-40 Hz of the signal."""
+    """Inverse by Torrence & Compo's eq. 11: the band 0.5-40 Hz of the signal. Only the real
+    part of `w` counts, so a real array of Re(W) does as well."""
     s = scales(freqs)
     dj = np.log2(s[0] / s[-1]) / (len(s) - 1)
     factor = dj * np.sqrt(1 / rate) / (C_DELTA * np.pi ** -0.25)
-    return factor * (w.real / np.sqrt(s)[:, None]).sum(-2)
+    return factor * (np.real(w) / np.sqrt(s)[:, None]).sum(-2)
 
 
 @dataclass
@@ -105,21 +115,24 @@ def estimate_lag(anchor: np.ndarray, other: np.ndarray, max_lag: int,
 
 
 def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
-                      iterations: int = 3, pool: int = 4) -> np.ndarray:
-    """Iterative rank-`rank` projection (SVD through the rows' Gram matrix) that rewrites
-    only the masked entries; observed entries stay as they are. Runs on blocks of `pool`
-    samples (log-magnitude envelopes are smooth), then spreads the estimate back."""
+                      iterations: int = 3, pool: int = 8) -> np.ndarray:
+    """Iterative rank-`rank` SVD projection that rewrites only the masked entries; observed
+    entries stay as they are. The SVD is taken on a randomized range of the matrix, and runs
+    on blocks of `pool` samples (log-magnitude envelopes are smooth), then spreads back."""
     if not mask.any():
         return matrix
     n = matrix.shape[1] // pool * pool
     coarse = matrix[:, :n].reshape(len(matrix), -1, pool).mean(-1)
     holes = mask[:, :n].reshape(len(mask), -1, pool).any(-1)
     filled = coarse.copy()
+    probe = np.random.default_rng(0).standard_normal((coarse.shape[1], rank + 4))
     for _ in range(iterations):
         mean = filled.mean(1, keepdims=True)
         centred = filled - mean
-        _, vectors = np.linalg.eigh(centred @ centred.T)
-        top = vectors[:, -rank:]
+        # the top left singular vectors by a randomized range finder (Halko et al. 2011)
+        basis, _ = np.linalg.qr(centred @ (centred.T @ (centred @ probe)))
+        u, _, _ = np.linalg.svd(basis.T @ centred, full_matrices=False)
+        top = basis @ u[:, :rank]
         filled = np.where(holes, top @ (top.T @ centred) + mean, coarse)
     estimate = np.repeat(filled, pool, axis=1)
     estimate = np.concatenate([estimate, estimate[:, -1:].repeat(matrix.shape[1] - n, 1)], 1)
@@ -150,8 +163,8 @@ def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, groups: list[np.ndar
         pred = ((x - xm) @ coef + ym).T
         offsets = (logmag[rows].reshape(-1, len(FREQS), logmag.shape[1])
                    - maps[i][None]).reshape(len(rows), -1)
-        offset = np.array([row[target[r] == 0].mean() if (target[r] == 0).any() else 0.0
-                           for r, row in enumerate(offsets)])
+        observed = ~target
+        offset = (offsets * observed).sum(1) / np.maximum(observed.sum(1), 1)
         block = out[rows]
         filled = np.tile(pred, (len(rows) // len(FREQS), 1)) + offset[:, None]
         block[target] = filled[target]
@@ -176,12 +189,15 @@ def _carry_phase(phase: np.ndarray, mask: np.ndarray, freqs: np.ndarray
 
 
 def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: int = 1,
-            max_lag_s: float = 0.6, burst_z: float = 4.0, rank: int = 4) -> Recovered:
+            max_lag_s: float = 0.6, burst_z: float = 4.0, rank: int = 4,
+            missing: np.ndarray | None = None) -> Recovered:
     """Stage 1 on one window (samples x channels at `rate`); `sensors` lists each sensor's
-    channel indices; `anchor` is the sensor others are aligned to."""
-    missing = flat_runs(window, rate)
-    fill = np.array([np.median(col[~gone]) if (~gone).any() else 0.0
-                     for col, gone in zip(window.T, missing.T)])
+    channel indices; `anchor` is the sensor others are aligned to; `missing` is
+    `flat_runs(window, rate)` when the caller has it already."""
+    missing = flat_runs(window, rate) if missing is None else missing
+    present = ~missing
+    clean = np.where(present, window, 0.0)
+    fill = clean.sum(0) / np.maximum(present.sum(0), 1)
     x = to_grid(np.where(missing, fill, window), rate).T
     n = x.shape[1]
     mask = to_grid(missing.astype(float), rate).T > 0.05
@@ -207,16 +223,20 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     groups = [np.concatenate([np.arange(c * nf, (c + 1) * nf) for c in ch]) for ch in sensors]
     logmag = _cross_modal_fill(logmag, entries, groups)
     logmag = low_rank_complete(logmag, entries, rank)
-    phase, fade = _carry_phase(np.angle(w).reshape(-1, n), entries, np.tile(FREQS, len(x)))
-    w_rec = (np.exp(logmag) * fade * np.exp(1j * phase)).reshape(w.shape)
     out = x.copy()
-    band = icwt(w_rec)
-    baseline = x - icwt(w)
-    t = np.arange(n)
-    for c in np.flatnonzero(mask.any(1)):
-        keep = ~mask[c]
-        slow = np.interp(t, t[keep], baseline[c, keep]) if keep.any() else np.zeros(n)
-        out[c, mask[c]] = (band[c] + slow)[mask[c]]
+    damaged = np.flatnonzero(mask.any(1))
+    if len(damaged):
+        rows = (damaged[:, None] * nf + np.arange(nf)).ravel()
+        phase, fade = _carry_phase(np.angle(w[damaged]).reshape(-1, n), entries[rows],
+                                   np.tile(FREQS, len(damaged)))
+        band = icwt((np.exp(logmag[rows]) * fade * np.cos(phase)).reshape(
+            len(damaged), nf, n))
+        baseline = x[damaged] - icwt(w[damaged])
+        t = np.arange(n)
+        for i, c in enumerate(damaged):
+            keep = ~mask[c]
+            slow = np.interp(t, t[keep], baseline[i, keep]) if keep.any() else np.zeros(n)
+            out[c, mask[c]] = (band[i] + slow)[mask[c]]
     return Recovered(out.T, 2 * logmag.reshape(w.shape), mask, lags)
 
 
