@@ -97,7 +97,7 @@ def _zmap(magnitude: np.ndarray) -> np.ndarray:
 
 
 def estimate_lag(anchor: np.ndarray, other: np.ndarray, max_lag: int,
-                 near: float = 0.9, floor: float = 0.25) -> int:
+                 near: float = 0.9, floor: float = 0.15) -> int:
     """Lag (samples) of `other` behind `anchor` from the cross-correlation of two z-scored
     (freqs, samples) maps, summed over frequency: the smallest |lag| whose correlation is
     within `near` of the peak; 0 when the peak is under `floor` (nothing to align on)."""

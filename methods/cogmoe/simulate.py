@@ -158,6 +158,7 @@ def degrade(drive: Drive, level: str | Degradation, seed: int) -> Drive:
     rng = np.random.default_rng([drive.seed, 12, seed])
     segments = int(np.ceil(drive.seconds / SEGMENT_S))
     bumps = rng.random(segments) < spec.spike
+    bump_at = rng.uniform(0.1, 0.9, segments)
     out, injected = {}, {}
     for m, clean in drive.signals.items():
         rate = RATES[m]
@@ -167,10 +168,8 @@ def degrade(drive: Drive, level: str | Degradation, seed: int) -> Drive:
             a, b = int(k * SEGMENT_S * rate), min(int((k + 1) * SEGMENT_S * rate), len(x))
             part = x[a:b]
             power = np.var(clean[a:b], axis=0) + 1e-12
-            if rng.random() < spec.lag:
-                shift = int(rng.uniform(-spec.max_lag_s, spec.max_lag_s) * rate)
-                part[:] = np.roll(part, shift, axis=0)
-                record[k, 2] = shift / rate
+            shift = int(rng.uniform(-spec.max_lag_s, spec.max_lag_s) * rate) \
+                if rng.random() < spec.lag else 0
             if rng.random() < spec.noise:
                 snr = rng.uniform(*spec.snr_db)
                 noise = rng.standard_normal(part.shape) * np.sqrt(power / 10 ** (snr / 10))
@@ -180,11 +179,14 @@ def degrade(drive: Drive, level: str | Degradation, seed: int) -> Drive:
                 t = np.arange(len(part)) / rate
                 freq, phase = rng.uniform(0.05, 0.3), rng.uniform(0, 2 * np.pi)
                 part += np.sin(2 * np.pi * freq * t + phase)[:, None] * 2 * np.sqrt(power)
-            if bumps[k]:
-                at = int(rng.uniform(0.1, 0.9) * len(part))
+            if bumps[k]:  # the same instant in every sensor: a bump in the road
+                at = int(bump_at[k] * len(part))
                 width = max(int(0.2 * rate), 1)
                 part[at:at + width] += 8 * np.sqrt(power) * np.hanning(
                     len(part[at:at + width]))[:, None]
+            if shift:  # the sensor's clock is off: everything it recorded moves
+                part[:] = np.roll(part, shift, axis=0)
+                record[k, 2] = shift / rate
             missing = np.zeros(len(part), bool)
             for kind, chance in (("flat", spec.flatline), ("gap", spec.gap)):
                 if rng.random() < chance:

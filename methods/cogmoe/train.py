@@ -36,7 +36,8 @@ class Dataset:
     lag: np.ndarray      # (windows, sensors) injected lag (s)
     quality: np.ndarray  # (windows, sensors, 3) absolute quality indices
     recovery_error: np.ndarray  # (windows, 2): RMSE of stage 1 and of linear fill, on gaps
-    lag_error: np.ndarray       # (windows, sensors) |estimated - injected| lag (s)
+    lag_error: np.ndarray       # (windows, sensors) |estimated - injected| lag (s), both
+    #                             relative to the anchor sensor
 
     def __len__(self) -> int:
         return len(self.y)
@@ -66,7 +67,8 @@ def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int, progress
         xs.append(x)
         qs.append(q)
         rec_err.append(stage1_error(rec, clean[0][k], rate))
-        lag_err.append(np.abs(rec.lags - [injected[m][segments[k], 2] for m in MODALITIES]))
+        lag = np.array([injected[m][segments[k], 2] for m in MODALITIES])
+        lag_err.append(np.abs(rec.lags - (lag - lag[feats.ANCHOR])))  # lags are relative
         if progress is not None:
             progress.advance(task)
     pick = lambda col: np.array([[injected[m][s, col] for m in MODALITIES]  # noqa: E731
