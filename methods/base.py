@@ -14,7 +14,9 @@ class Method:
     """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
     Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}};
     `demos` maps a demo name to `fn(duration, run) -> report`; `pipeline` names the
-    default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods)."""
+    default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods);
+    `sources(name, seconds)` -> (recordings, `--set` overrides) simulates that pipeline's
+    inputs as streams named from `name` (what `edgert bench` replays into it)."""
 
     name: str
     kind: Literal["stream", "batch"]
@@ -23,4 +25,5 @@ class Method:
     evaluate: Callable[..., dict]
     pipeline: str | None = None
     run: Callable[..., Any] | None = None
+    sources: Callable[[str, float], tuple[list, list[str]]] | None = None
     demos: dict[str, Callable[..., dict]] = field(default_factory=dict)

@@ -35,3 +35,12 @@ def demos() -> dict[str, Any]:
     for ep in installed().values():
         found.update(getattr(ep.load(), "demos", {}))
     return found
+
+
+def for_pipeline(name: str) -> Any | None:
+    """The installed method whose default pipeline is `name`, if any."""
+    for ep in installed().values():
+        method = ep.load()
+        if getattr(method, "pipeline", None) == name:
+            return method
+    return None

@@ -33,5 +33,12 @@ def _demo(duration, run) -> dict:
     return bci(duration, run)
 
 
+def _sources(name: str, seconds: float):
+    from methods.btta_dg.demo import sources
+
+    return sources(name, seconds)
+
+
 METHOD = Method(name="btta_dg", kind="stream", train=_train, export=_export,
-                evaluate=_evaluate, pipeline="bci", demos={"bci": _demo})
+                evaluate=_evaluate, pipeline="bci", demos={"bci": _demo},
+                sources=_sources)

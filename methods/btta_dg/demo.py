@@ -78,18 +78,27 @@ def score(client: Client, cues: list[tuple], t0: float) -> tuple[float, int]:
     return float(np.mean(hits)), len(hits)
 
 
+def overrides(name: str, endpoint: str) -> list[str]:
+    """`--set` values that point `pipelines/bci.yaml` at the streams named from `name`."""
+    bundle = cached_bundle()
+    return [f"eeg.name={name}-eeg", f"markers.name={name}-markers", f"decoder.bundle={bundle}",
+            f"adapt.bundle={bundle}", f"probs_lsl.name={name}-probs",
+            f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}"]
+
+
+def sources(name: str, seconds: float) -> tuple[list[Recording], list[str]]:
+    """The demo user's streams for `seconds`, and the pipeline's overrides (for `bench`)."""
+    streams, _ = recordings(name, int(seconds / (synth.TRIAL_S + REST_S)) + 1)
+    return streams, overrides(name, free_endpoint())
+
+
 def bci(duration: float | None, run) -> dict:
     """Run the demo for `duration` seconds (default 120: about 20 trials)."""
     duration = duration or 120.0
-    bundle = cached_bundle()
     name = f"edgert-bci-{uuid.uuid4().hex[:6]}"
-    trials = int(duration / (synth.TRIAL_S + REST_S)) + 2
-    streams, cues = recordings(name, trials)
+    streams, cues = recordings(name, int(duration / (synth.TRIAL_S + REST_S)) + 2)
     endpoint = free_endpoint()
-    pipe = Pipeline.from_yaml(pipelines.find("bci"), [
-        f"eeg.name={name}-eeg", f"markers.name={name}-markers", f"decoder.bundle={bundle}",
-        f"adapt.bundle={bundle}", f"probs_lsl.name={name}-probs",
-        f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}"])
+    pipe = Pipeline.from_yaml(pipelines.find("bci"), overrides(name, endpoint))
     replay = Replay(streams, chunk_size=10)
     outlets = replay.open()
     pipe.start()

@@ -33,5 +33,12 @@ def _demo(duration, run) -> dict:
     return car(duration, run)
 
 
+def _sources(name: str, seconds: float):
+    from methods.cogmoe.demo import sources
+
+    return sources(name, seconds)
+
+
 METHOD = Method(name="cogmoe", kind="stream", train=_train, export=_export,
-                evaluate=_evaluate, pipeline="car", demos={"car": _demo})
+                evaluate=_evaluate, pipeline="car", demos={"car": _demo},
+                sources=_sources)

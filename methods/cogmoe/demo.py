@@ -65,17 +65,24 @@ def recordings(name: str, seconds: int, seed: int = 0) -> tuple[list[Recording],
     return out, drive.load, trouble
 
 
+def overrides(name: str) -> list[str]:
+    """`--set` values that point `pipelines/car.yaml` at the streams named from `name`."""
+    return [*(f"{m}.name={name}-{m}" for m in MODALITIES), f"stage2.bundle={cached_bundle()}",
+            f"estimate_lsl.name={name}-load", f"quality_lsl.name={name}-quality",
+            f"estimate_zmq.endpoint={free_endpoint()}"]
+
+
+def sources(name: str, seconds: float) -> tuple[list[Recording], list[str]]:
+    """The drive's four streams for `seconds`, and the pipeline's overrides (for `bench`)."""
+    return recordings(name, int(seconds) + 1)[0], overrides(name)
+
+
 def car(duration: float | None, run) -> dict:
     """Run the demo for `duration` seconds (default 90)."""
     duration = duration or 90.0
-    bundle = cached_bundle()
     name = f"edgert-car-{uuid.uuid4().hex[:6]}"
-    seconds = int(duration) + 5
-    streams, load, trouble = recordings(name, seconds)
-    pipe = Pipeline.from_yaml(pipelines.find("car"), [
-        *(f"{m}.name={name}-{m}" for m in MODALITIES), f"stage2.bundle={bundle}",
-        f"estimate_lsl.name={name}-load", f"quality_lsl.name={name}-quality",
-        f"estimate_zmq.endpoint={free_endpoint()}"])
+    streams, load, trouble = recordings(name, int(duration) + 5)
+    pipe = Pipeline.from_yaml(pipelines.find("car"), overrides(name))
     replay = Replay(streams, chunk_size=8)
     outlets = replay.open()
     pipe.start()

@@ -97,7 +97,7 @@ def _zmap(magnitude: np.ndarray) -> np.ndarray:
 
 
 def estimate_lag(anchor: np.ndarray, other: np.ndarray, max_lag: int,
-                 near: float = 0.9, floor: float = 0.15) -> int:
+                 near: float = 0.9, floor: float = 0.3) -> int:
     """Lag (samples) of `other` behind `anchor` from the cross-correlation of two z-scored
     (freqs, samples) maps, summed over frequency: the smallest |lag| whose correlation is
     within `near` of the peak; 0 when the peak is under `floor` (nothing to align on)."""
@@ -221,8 +221,9 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     logmag = np.log(np.abs(w) + 1e-9).reshape(-1, n)
     entries = np.repeat(mask, nf, axis=0)
     groups = [np.concatenate([np.arange(c * nf, (c + 1) * nf) for c in ch]) for ch in sensors]
+    low, high = _observed_range(logmag, entries)
     logmag = _cross_modal_fill(logmag, entries, groups)
-    logmag = low_rank_complete(logmag, entries, rank)
+    logmag = np.clip(low_rank_complete(logmag, entries, rank), low, high)
     out = x.copy()
     damaged = np.flatnonzero(mask.any(1))
     if len(damaged):
@@ -238,6 +239,17 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
             slow = np.interp(t, t[keep], baseline[i, keep]) if keep.any() else np.zeros(n)
             out[c, mask[c]] = (band[i] + slow)[mask[c]]
     return Recovered(out.T, 2 * logmag.reshape(w.shape), mask, lags)
+
+
+def _observed_range(logmag: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the range of observed log-magnitudes: estimates for masked entries stay
+    inside it (a regression that extrapolates must not invent a burst)."""
+    observed = np.where(mask, np.nan, logmag)
+    seen = (~mask).any(1, keepdims=True)
+    with np.errstate(all="ignore"):
+        low = np.where(seen, np.nanmin(np.where(seen, observed, 0), 1, keepdims=True), -np.inf)
+        high = np.where(seen, np.nanmax(np.where(seen, observed, 0), 1, keepdims=True), np.inf)
+    return low, high
 
 
 def _bursts(w: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:

@@ -3,10 +3,10 @@ and end to end from the pipeline's report, and the process's CPU and peak memory
 
 The amplifier (generated EEG replayed as a real LSL outlet, as `edgert demo` does) runs here;
 the pipeline runs in its own `edgert run` process, so the CPU and memory sampled are the
-pipeline's alone. Every `lsl_inlet` gets its own uniquely named stream: EEG, or for an
-inlet of type "Markers" a string cue every `cue_every` seconds (what a trial-based decoder
-epochs on). Pipelines with other kinds of source, or that do not run here, are reported as
-skipped with the reason.
+pipeline's alone. A method's pipeline is fed by the method's own simulated sources
+(`Method.sources`: a synthetic user, a simulated drive); any other pipeline gets simulated
+EEG on a uniquely named stream per `lsl_inlet`. Pipelines with other kinds of source, or that
+do not run here, are reported as skipped with the reason.
 """
 from __future__ import annotations
 
@@ -20,12 +20,11 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
 import pipelines
 from devices.telemetry import Sampler
 from runtime import spec as specs
 from runtime.bench.common import Steps, median_over
+from runtime.methods import for_pipeline
 from runtime.demo import CHANNELS, RATE, simulated_eeg
 from runtime.node import Source
 from runtime.registry import node_class
@@ -41,7 +40,6 @@ class Config:
     seed: int = 0
     chunk_size: int = 1
     connect_timeout: float = 30.0
-    cue_every: float = 5.0
 
 
 QUICK = Config(seconds=4.0, repeats=1)
@@ -57,20 +55,23 @@ def feeds(spec: specs.PipelineSpec) -> tuple[list[str], list[StreamInfo]]:
             continue
         name = f"edgert-bench-{node.name}-{tag}"
         overrides.append(f"{node.name}.name={name}")
-        kind = node.params.get("type") or "EEG"
-        infos.append(StreamInfo(name=name, type=kind, channels=("cue",), rate=0.0,
-                                dtype="string", source_id=name) if kind == "Markers" else
-                     StreamInfo(name=name, type=kind, channels=CHANNELS,
-                                units=("uV",) * len(CHANNELS), rate=RATE, source_id=name))
+        infos.append(StreamInfo(name=name, type=node.params.get("type") or "EEG",
+                                channels=CHANNELS, units=("uV",) * len(CHANNELS), rate=RATE,
+                                source_id=name))
     return overrides, infos
 
 
-def feed(info: StreamInfo, cfg: Config, seed: int) -> Replay:
-    if info.dtype != "string":
-        data = simulated_eeg(cfg.seconds, seed)
-        return Replay.from_arrays(info, data, chunk_size=cfg.chunk_size)
-    times = np.arange(1.0, cfg.seconds, cfg.cue_every)
-    return Replay.from_arrays(info, np.full((len(times), 1), "cue", dtype=object), times)
+def replays(spec: specs.PipelineSpec, cfg: Config, seed: int) -> tuple[list[Replay], list[str]]:
+    """The simulated sources of a pipeline, and the `--set` overrides that point it at them."""
+    method = for_pipeline(spec.name)
+    if method is not None and method.sources is not None:
+        recordings, overrides = method.sources(f"edgert-bench-{uuid.uuid4().hex[:6]}",
+                                               cfg.seconds)
+        return [Replay(recordings, chunk_size=max(cfg.chunk_size, 8))], overrides
+    overrides, infos = feeds(spec)
+    data = simulated_eeg(cfg.seconds, seed)
+    return [Replay.from_arrays(info, data, chunk_size=cfg.chunk_size) for info in infos], \
+        overrides
 
 
 def unfed(spec: specs.PipelineSpec) -> list[str]:
@@ -101,9 +102,8 @@ def measure(path: Path, cfg: Config, seed: int) -> dict:
     spec = specs.load(path)
     if others := unfed(spec):
         return {"skipped": f"no simulated feed for source(s) {', '.join(others)}"}
-    overrides, infos = feeds(spec)
-    replays = [feed(info, cfg, seed) for info in infos]
-    outlets = [outlet for replay in replays for outlet in replay.open()]
+    players, overrides = replays(spec, cfg, seed)
+    outlets = [outlet for player in players for outlet in player.open()]
     with tempfile.TemporaryDirectory() as tmp:
         report, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
         proc = edgert_run(path, overrides, report, log)
@@ -113,14 +113,14 @@ def measure(path: Path, cfg: Config, seed: int) -> dict:
                 stop(proc)
                 return {"skipped": f"edgert run {why}: {tail(log)}"}
             with Sampler(pid=proc.pid, interval=0.2, tools=True) as sampler:
-                for replay in replays:
-                    replay.start()
-                for replay in replays:
-                    replay.wait()
+                for player in players:
+                    player.start()
+                for player in players:
+                    player.wait()
             stop(proc)
         finally:
-            for replay in replays:
-                replay.stop()
+            for player in players:
+                player.stop()
             if proc.poll() is None:
                 proc.kill()
         if not report.exists():
