@@ -64,9 +64,10 @@ class Recovered:
     lags: np.ndarray     # per sensor, seconds it was shifted back
 
 
-def flat_runs(x: np.ndarray, rate: float, min_s: float = 0.1) -> np.ndarray:
+def flat_runs(x: np.ndarray, rate: float, min_s: float = 0.3) -> np.ndarray:
     """(samples, channels) True inside runs of identical values lasting >= min_s (a sensor
-    that stopped: LSL sends nothing, the aligner holds the last value), or NaN."""
+    that stopped: LSL sends nothing, the aligner holds the last value), or NaN. `min_s` is
+    longer than a slow sensor's chunk period (8 EDA samples at 32 Hz hold for 250 ms)."""
     same = np.vstack([np.zeros((1, x.shape[1]), bool), np.diff(x, axis=0) == 0])
     out = np.isnan(x)
     need = max(int(min_s * rate), 2)
