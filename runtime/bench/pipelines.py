@@ -43,6 +43,7 @@ class Config:
 
 
 QUICK = Config(seconds=4.0, repeats=1)
+METHOD_SECONDS = 20.0  # a method's first output needs a full window or trial (10 s, 5.5 s)
 FULL = Config()
 
 
@@ -66,7 +67,7 @@ def replays(spec: specs.PipelineSpec, cfg: Config, seed: int) -> tuple[list[Repl
     method = for_pipeline(spec.name)
     if method is not None and method.sources is not None:
         recordings, overrides = method.sources(f"edgert-bench-{uuid.uuid4().hex[:6]}",
-                                               cfg.seconds)
+                                               max(cfg.seconds, METHOD_SECONDS))
         return [Replay(recordings, chunk_size=max(cfg.chunk_size, 8))], overrides
     overrides, infos = feeds(spec)
     data = simulated_eeg(cfg.seconds, seed)
