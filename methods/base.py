@@ -16,14 +16,18 @@ class Method:
     `demos` maps a demo name to `fn(duration, run) -> report`; `pipeline` names the
     default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods);
     `sources(name, seconds)` -> (recordings, `--set` overrides) simulates that pipeline's
-    inputs as streams named from `name` (what `edgert bench` replays into it)."""
+    inputs as streams named from `name` (what `edgert bench` replays into it). A batch job's
+    `run(config, seed, out_dir) -> {metric: number}`; `grid(quick)` gives its default configs
+    and `config` (a pydantic model) validates a user's."""
 
     name: str
     kind: Literal["stream", "batch"]
-    train: Callable[..., Any]
-    export: Callable[..., Any]
-    evaluate: Callable[..., dict]
+    train: Callable[..., Any] | None = None
+    export: Callable[..., Any] | None = None
+    evaluate: Callable[..., dict] | None = None
     pipeline: str | None = None
     run: Callable[..., Any] | None = None
     sources: Callable[[str, float], tuple[list, list[str]]] | None = None
+    grid: Callable[[bool], list[dict]] | None = None
+    config: type | None = None
     demos: dict[str, Callable[..., dict]] = field(default_factory=dict)

@@ -150,6 +150,55 @@ def evaluate(
 
 
 @app.command()
+def batch(
+    job: str = typer.Argument(..., help="An installed batch method, or 'package.module:JOB'."),
+    out: Path = typer.Option(..., help="Results folder (results.json, summary.md, cells/)."),
+    config: Optional[Path] = typer.Option(None, help="YAML/JSON: one config, a list, or "
+                                          "{configs: [...]} (default: the job's own grid)."),
+    seeds: int = typer.Option(3, min=1, help="Seeds per config."),
+    engine: str = typer.Option("local", help="local (process pool) or ray."),
+    address: Optional[str] = typer.Option(None, help="Ray cluster address (ray engine)."),
+    workers: Optional[int] = typer.Option(None, help="Processes or Ray CPUs (default: all)."),
+    quick: bool = typer.Option(False, "--quick", help="The job's quick grid: minutes on 2 "
+                               "cores."),
+) -> None:
+    """Run a batch job's (config, seed) grid; finished cells are kept and skipped on a rerun."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from runtime.batch import cells_for, load_configs, pending, run_batch
+
+    if engine not in ("local", "ray"):
+        _fail(f"engine must be local or ray, got {engine!r}")
+    method = _method(job)
+    if getattr(method, "run", None) is None or getattr(method, "kind", "batch") != "batch":
+        _fail(f"{job!r} is not a batch job (it has no run(config, seed, out_dir))")
+    try:
+        configs = load_configs(method, config, quick)
+    except (ValueError, FileNotFoundError) as e:
+        _fail(str(e))
+    todo, done = pending(cells_for(job, configs, seeds), out)
+    console.print(f"{job}: {len(configs)} config(s) x {seeds} seed(s); {len(done)} done "
+                  f"already, {len(todo)} to run on {engine}")
+    with Progress(console=console) as progress:
+        task = progress.add_task("cells", total=len(todo))
+        result = run_batch(job, configs, seeds, out, engine, address,
+                           on_done=lambda _: progress.advance(task), workers=workers)
+    table = Table(title=f"{job} (mean ± se over seeds)", title_justify="left")
+    for col in ("config", "metric", "mean", "± se", "n"):
+        table.add_column(col)
+    for h, entry in result["summary"].items():
+        for m, st in entry["metrics"].items():
+            table.add_row(h, m, f"{st['mean']:.4g}", f"{st['se']:.2g}", str(st["n"]))
+    console.print(table)
+    for failed in result["failed"]:
+        console.print(f"[red]failed[/red] {failed['key']}:\n{escape(failed['error'])}")
+    console.print(f"results in {out / 'results.json'} and {out / 'summary.md'}")
+    if result["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
 def streams(
     timeout: float = typer.Option(1.0, help="Seconds to wait for streams to answer."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
