@@ -18,7 +18,6 @@ from methods.btta_dg.evaluate import VARIANTS, Config, evaluate
 from methods.btta_dg.export import cached_bundle
 from methods.btta_dg.train import Trained, epoch, population, train_source
 from runtime.console import results_table
-from runtime.demo import Client
 from runtime.pipeline import Pipeline
 from streams.replay import Replay
 from streams.zmq_link import Subscriber, free_endpoint

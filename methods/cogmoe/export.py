@@ -39,7 +39,8 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
         "reference": feats.REFERENCE, "sensors": list(MODALITIES),
         "aligned_channels": list(feats.ALIGNED_CHANNELS),
         "tokens": "sensors x steps rows of band log-powers, level, masked fraction, then "
-                  "the sensor's relative quality (snr, present, autocorrelation)",
+                  "the sensor's quality (snr, present, autocorrelation), absolute then relative "
+                  "to the other sensors",
     }
     return export_bundle(model, {"tokens": torch.from_numpy(x[:1])}, out, name="cogmoe",
                          dynamic_axes={"tokens": {0: "batch"}}, output_names=["estimate"],

@@ -13,7 +13,7 @@ WINDOW_S = 10.0
 STEP_S = 0.5
 BANDS = len(FREQS) // 2
 FEATURES = BANDS + 2  # band log-powers, level, masked fraction
-QUALITY = 3
+QUALITY = 6  # each sensor's indices, absolute and relative to the other sensors
 SENSORS = [np.arange(sum(len(CHANNELS[n]) for n in MODALITIES[:i]),
                      sum(len(CHANNELS[n]) for n in MODALITIES[:i + 1]))
            for i in range(len(MODALITIES))]
@@ -56,7 +56,8 @@ def window_input(window: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarra
     quality = indices(window, rate, SENSORS, MODALITIES, missing)
     rec = recover(window, rate, SENSORS, ANCHOR, missing=missing)
     tok = tokens(rec)
-    q = np.repeat(relative(quality)[:, None], tok.shape[1], axis=1)
+    both = np.concatenate([quality, relative(quality)], 1)
+    q = np.repeat(both[:, None], tok.shape[1], axis=1)
     x = np.concatenate([tok, q], -1).reshape(-1, FEATURES + QUALITY)
     return x.astype(np.float32), quality, rec
 

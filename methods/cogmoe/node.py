@@ -14,7 +14,8 @@ from runtime.node import Node, Params
 from streams import Chunk, StreamInfo
 
 TOKEN_FEATURES = tuple(f"band{i}" for i in range(FEATURES - 2)) + (
-    "level", "masked", "q_snr", "q_present", "q_autocorr")
+    "level", "masked", "q_snr", "q_present", "q_autocorr", "rel_snr", "rel_present",
+    "rel_autocorr")
 QUALITY_NAMES = tuple(f"{m}_{q}" for m in MODALITIES for q in ("snr", "present", "autocorr"))
 assert len(TOKEN_FEATURES) == FEATURES + QUALITY
 
