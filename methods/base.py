@@ -4,9 +4,22 @@ The CLI looks a method up by name and calls these; nothing in `runtime` names a 
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+
+def lazy(ref: str) -> Callable[..., Any]:
+    """`module:function`, imported on the first call: listing methods (for `edgert demo` or
+    `edgert bench`) must not import torch and every model of every method."""
+
+    def call(*args, **kwargs):
+        module, _, name = ref.partition(":")
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = ref
+    return call
 
 
 @dataclass(frozen=True)

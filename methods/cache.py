@@ -1,4 +1,5 @@
-"""Where a method keeps what it trains and exports on this machine, between runs."""
+"""Where a method keeps what it trains and exports on this machine, between runs, and where
+it finds the shared real recordings."""
 from __future__ import annotations
 
 import os
@@ -6,6 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 CHECKPOINT = "checkpoint.pt"
+
+
+def recordings_folder() -> Path:
+    """`$EDGERT_DATA`, else the `shared/data` folder beside the project."""
+    env = os.environ.get("EDGERT_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def cache_folder(method: str) -> Path:

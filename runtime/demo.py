@@ -101,21 +101,30 @@ def bandpass(duration: float | None, run) -> dict:
     raw = simulated_eeg(max(duration, 1.0) + 2.0)
     replay = Replay.from_arrays(info, raw, chunk_size=8)
     pipe = Pipeline.from_yaml(pipelines.find("bandpass"), [f"source.name={name}"])
-    outlet, = replay.open()
-    pipe.start()
     client = Client(f"{name}-bandpass")
+    report = run_demo(pipe, replay, [client], run, duration)
+    report["metrics"] = metrics(client, raw, sum(replay.pushed.values()))
+    return report
+
+
+def run_demo(pipe: Pipeline, replay: Replay, clients: list[Client], run, duration: float,
+             others: tuple = ()) -> dict:
+    """Open the simulated sources, start the pipeline, let the clients read, run for
+    `duration`, and stop everything (`others`: more readers with a `stop()`)."""
+    outlets = replay.open()
+    pipe.start()
     try:
-        outlet.wait_for_consumers(10.0)
-        client.thread.start()
+        for outlet in outlets:
+            outlet.wait_for_consumers(10.0)
+        for client in clients:
+            client.thread.start()
         replay.start()
-        report = run(pipe, duration)
+        return run(pipe, duration)
     finally:
         pipe.stop()
-        client.stop()
-        sent = sum(replay.pushed.values())
+        for reader in (*clients, *others):
+            reader.stop()
         replay.stop()
-    report["metrics"] = metrics(client, raw, sent)
-    return report
 
 
 DEMOS = {"bandpass": bandpass}

@@ -21,3 +21,13 @@ def shared_data() -> Path:
     if not DATA.exists():
         pytest.skip(f"shared recordings not found at {DATA}")
     return DATA
+
+
+@pytest.fixture(scope="module")
+def edgert_cache(tmp_path_factory):
+    """A cache folder of this module's own (EDGERT_CACHE), so trained models and bundles made
+    here never mix with the user's or another module's."""
+    root = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EDGERT_CACHE", str(root))
+        yield root

@@ -13,7 +13,7 @@ import pipelines
 from export.verify import verify
 from methods.btta_dg import synth
 from methods.btta_dg.align import align_offline
-from methods.btta_dg.demo import recordings
+from methods.btta_dg.demo import overrides, recordings
 from methods.btta_dg.evaluate import VARIANTS, Config, evaluate
 from methods.btta_dg.export import cached_bundle
 from methods.btta_dg.train import Trained, epoch, population, train_source
@@ -24,19 +24,12 @@ from streams.zmq_link import Subscriber, free_endpoint
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A small model trained here in seconds, in a cache folder of its own."""
-    root = tmp_path_factory.mktemp("cache")
-    old = os.environ.get("EDGERT_CACHE")
-    os.environ["EDGERT_CACHE"] = str(root)
+def cache(edgert_cache):
+    """A small model trained here in seconds."""
     x, y, groups = population([1, 2], 24)
     train_source(align_offline(epoch(x), groups), y, synth.RATE, synth.LABELS,
-                 epochs=3).save(root / "btta_dg")
-    yield root
-    if old is None:
-        del os.environ["EDGERT_CACHE"]
-    else:
-        os.environ["EDGERT_CACHE"] = old
+                 epochs=3).save(edgert_cache / "btta_dg")
+    return edgert_cache
 
 
 def test_bundle_bakes_the_sinc_layer_and_carries_the_source_statistics(cache):
@@ -58,20 +51,17 @@ def test_bundle_bakes_the_sinc_layer_and_carries_the_source_statistics(cache):
         np.testing.assert_allclose(onnx_probs, trained.model(x).numpy(), atol=1e-5)
 
 
-def _pipeline(name, bundle, state, endpoint):
-    return Pipeline.from_yaml(pipelines.find("bci"), [
-        f"eeg.name={name}-eeg", f"markers.name={name}-markers", f"decoder.bundle={bundle}",
-        f"adapt.bundle={bundle}", f"probs_lsl.name={name}-probs",
-        f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}",
+def _pipeline(name, state, endpoint):
+    return Pipeline.from_yaml(pipelines.find("bci"), overrides(name, endpoint) + [
         f"align.state={state / 'align.json'}", f"adapt.state={state / 'adapt.json'}"])
 
 
-def _session(name, bundle, state, trials, seed):
+def _session(name, state, trials, seed):
     """Replay `trials` trials in real time (epoch offsets are seconds) through the pipeline;
     returns the report and the probabilities a ZeroMQ subscriber received."""
     streams, _ = recordings(name, trials, seed)
     endpoint = free_endpoint()
-    pipe = _pipeline(name, bundle, state, endpoint)
+    pipe = _pipeline(name, state, endpoint)
     replay = Replay(streams, chunk_size=8)
     outlets = replay.open()
     sub = Subscriber(endpoint)
@@ -94,8 +84,7 @@ def _session(name, bundle, state, trials, seed):
 
 
 def test_live_pipeline_decodes_every_trial_and_keeps_the_users_state(cache, tmp_path, uid):
-    bundle = cached_bundle()
-    report, received = _session(f"bci-{uid}", bundle, tmp_path, 3, seed=0)
+    report, received = _session(f"bci-{uid}", tmp_path, 3, seed=0)
     assert len(received) == 3, report["nodes"]
     probs = np.concatenate(received)
     assert probs.shape == (3, 4)
@@ -104,7 +93,7 @@ def test_live_pipeline_decodes_every_trial_and_keeps_the_users_state(cache, tmp_
     assert json.loads((tmp_path / "align.json").read_text())["count"] == 3
     assert json.loads((tmp_path / "adapt.json").read_text())["gmm"]["trials"] == 3
 
-    report, received = _session(f"bci2-{uid}", bundle, tmp_path, 1, seed=1)
+    report, received = _session(f"bci2-{uid}", tmp_path, 1, seed=1)
     assert len(received) == 1
     assert report["nodes"]["adapt"]["resumed_from_trials"] == 3
     assert json.loads((tmp_path / "adapt.json").read_text())["gmm"]["trials"] == 4

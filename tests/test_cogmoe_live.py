@@ -10,31 +10,23 @@ import pytest
 
 import pipelines
 from export.verify import verify
-from methods.cogmoe.demo import recordings
+from methods.cogmoe.demo import overrides, recordings
 from methods.cogmoe.evaluate import VARIANTS, Config, evaluate
 from methods.cogmoe.export import OUTPUTS, cached_bundle
-from methods.cogmoe.simulate import LEVELS, MODALITIES
+from methods.cogmoe.simulate import LEVELS
 from methods.cogmoe.train import Trained, dataset, fit
 from runtime.console import results_table
 from runtime.demo import Client
 from runtime.pipeline import Pipeline
 from streams.replay import Replay
-from streams.zmq_link import free_endpoint
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A small CogMoE trained here in seconds, in a cache folder of its own."""
-    root = tmp_path_factory.mktemp("cache")
-    old = os.environ.get("EDGERT_CACHE")
-    os.environ["EDGERT_CACHE"] = str(root)
+def cache(edgert_cache):
+    """A small CogMoE trained here in seconds."""
     data = dataset([1], list(LEVELS), 40)
-    Trained("cogmoe", fit("cogmoe", data, epochs=2)).save(root / "cogmoe")
-    yield root
-    if old is None:
-        del os.environ["EDGERT_CACHE"]
-    else:
-        os.environ["EDGERT_CACHE"] = old
+    Trained("cogmoe", fit("cogmoe", data, epochs=2)).save(edgert_cache / "cogmoe")
+    return edgert_cache
 
 
 def test_bundle_publishes_load_and_gate_weights(cache):
@@ -49,10 +41,7 @@ def test_car_pipeline_keeps_estimating_with_a_sensor_that_never_connects(cache, 
     name = f"car-{uid}"
     streams, _, _ = recordings(name, 16)
     streams = [r for r in streams if not r.info.name.endswith("-gaze")]
-    pipe = Pipeline.from_yaml(pipelines.find("car"), [
-        *(f"{m}.name={name}-{m}" for m in MODALITIES), f"stage2.bundle={cached_bundle()}",
-        f"estimate_lsl.name={name}-load", f"quality_lsl.name={name}-quality",
-        f"estimate_zmq.endpoint={free_endpoint()}"])
+    pipe = Pipeline.from_yaml(pipelines.find("car"), overrides(name))
     replay = Replay(streams, chunk_size=8)
     outlets = replay.open()
     pipe.start()

@@ -17,7 +17,7 @@ import pipelines
 from methods.btta_dg import synth
 from methods.btta_dg.export import cached_bundle
 from methods.btta_dg.train import EPOCH
-from runtime.demo import Client
+from runtime.demo import Client, run_demo
 from runtime.pipeline import Pipeline
 from streams import StreamInfo
 from streams.replay import Replay
@@ -99,24 +99,10 @@ def bci(duration: float | None, run) -> dict:
     streams, cues = recordings(name, int(duration / (synth.TRIAL_S + REST_S)) + 2)
     endpoint = free_endpoint()
     pipe = Pipeline.from_yaml(pipelines.find("bci"), overrides(name, endpoint))
-    replay = Replay(streams, chunk_size=10)
-    outlets = replay.open()
-    pipe.start()
     adapted, prior = Client(f"{name}-probs"), Client(f"{name}-prior")
     zmq_client = ZmqClient(endpoint)
-    try:
-        for outlet in outlets:
-            outlet.wait_for_consumers(10.0)
-        adapted.thread.start()
-        prior.thread.start()
-        replay.start()
-        report = run(pipe, duration)
-    finally:
-        pipe.stop()
-        adapted.stop()
-        prior.stop()
-        zmq_client.stop()
-        replay.stop()
+    replay = Replay(streams, chunk_size=10)
+    report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,))
     report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
     return report
 

@@ -12,7 +12,6 @@ spends per trial beyond the plain forward pass (alignment included where it is u
 """
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from pydantic import BaseModel
 from rich.progress import Progress
 
 from methods.btta_dg import synth
+from methods.cache import recordings_folder
 from methods.btta_dg.align import IncrementalAlignment, align_offline
 from methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from methods.btta_dg.bayes import BayesianAdapter
@@ -47,12 +47,6 @@ class Config(BaseModel):
     @classmethod
     def quick(cls) -> "Config":
         return cls(subjects=4, trials_per_session=48, test_trials=60, epochs=8, real_runs=[4])
-
-
-def data_folder() -> Path:
-    """`$EDGERT_DATA`, else the `shared/data` folder beside the project."""
-    env = os.environ.get("EDGERT_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 class Models:
@@ -211,7 +205,7 @@ def evaluate(quick: bool = False, out: Path | None = None, config: Config | None
     with Progress() as progress:
         by_protocol = {"loso": loso(cfg, progress)}
         by_protocol["cross_session"], models = cross_session(cfg, progress)
-        real = eeg_mi(cfg, progress, data_folder())
+        real = eeg_mi(cfg, progress, recordings_folder())
         if real is not None:
             by_protocol["eeg_mi"] = real
     results = {v: {f"{proto}_{metric}": value for proto, scores in by_protocol.items()

@@ -67,18 +67,18 @@ class Adapt(Node):
         use_gmm: bool = True
 
     def start(self) -> None:
-        self.labels = tuple(Bundle.load(self.p.bundle).manifest.labels)
+        manifest = Bundle.load(self.p.bundle).manifest
+        self.labels = tuple(manifest.labels)
         if self.p.state is not None and Path(self.p.state).exists():
             self.adapter = BayesianAdapter.load(self.p.state)
             self.resumed = self.adapter.gmm.trials
         else:
-            self.adapter = BayesianAdapter(self._source(), self.p.tempering, self.p.warmup,
-                                           self.p.pseudo_count, self.p.use_gmm)
+            self.adapter = BayesianAdapter(self._source(manifest), self.p.tempering,
+                                           self.p.warmup, self.p.pseudo_count, self.p.use_gmm)
             self.resumed = 0
         self.trials = 0
 
-    def _source(self) -> SourceStats:
-        manifest = Bundle.load(self.p.bundle).manifest
+    def _source(self, manifest) -> SourceStats:
         sources = manifest.preprocessing.get("btta_dg", {}).get("sources", {})
         if self.p.features not in sources:
             raise ValueError(f"node {self.name!r}: bundle {self.p.bundle} has no source "

@@ -6,39 +6,10 @@ feed-forward blocks are three experts under a gate that sees the quality, traine
 CORTEX loss (train.py) on simulated drives (simulate.py). The "pretrained" model is trained
 here; data.py reads CL-Drive and ADABase in their own layouts.
 """
-from methods.base import Method
+from methods.base import Method, lazy
 
-
-def _train(out=None, quick: bool = False):
-    from methods.cogmoe.train import train
-
-    return train(out, quick)
-
-
-def _export(out, checkpoint=None, fp16: bool = False, int8: bool = False):
-    from methods.cogmoe.export import export
-
-    return export(out, checkpoint, fp16, int8)
-
-
-def _evaluate(quick: bool = False, out=None) -> dict:
-    from methods.cogmoe.evaluate import evaluate
-
-    return evaluate(quick, out)
-
-
-def _demo(duration, run) -> dict:
-    from methods.cogmoe.demo import car
-
-    return car(duration, run)
-
-
-def _sources(name: str, seconds: float):
-    from methods.cogmoe.demo import sources
-
-    return sources(name, seconds)
-
-
-METHOD = Method(name="cogmoe", kind="stream", train=_train, export=_export,
-                evaluate=_evaluate, pipeline="car", demos={"car": _demo},
-                sources=_sources)
+METHOD = Method(name="cogmoe", kind="stream", train=lazy("methods.cogmoe.train:train"),
+                export=lazy("methods.cogmoe.export:export"),
+                evaluate=lazy("methods.cogmoe.evaluate:evaluate"), pipeline="car",
+                demos={"car": lazy("methods.cogmoe.demo:car")},
+                sources=lazy("methods.cogmoe.demo:sources"))

@@ -21,7 +21,7 @@ from methods.cache import cache_folder
 from methods.cogmoe.export import OUTPUTS, cached_bundle
 from methods.cogmoe.features import WINDOW_S
 from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, simulate
-from runtime.demo import Client
+from runtime.demo import Client, run_demo
 from runtime.pipeline import Pipeline
 from streams import StreamInfo
 from streams.replay import Replay
@@ -83,20 +83,9 @@ def car(duration: float | None, run) -> dict:
     name = f"edgert-car-{uuid.uuid4().hex[:6]}"
     streams, load, trouble = recordings(name, int(duration) + 5)
     pipe = Pipeline.from_yaml(pipelines.find("car"), overrides(name))
-    replay = Replay(streams, chunk_size=8)
-    outlets = replay.open()
-    pipe.start()
     client = Client(f"{name}-load")
-    try:
-        for outlet in outlets:
-            outlet.wait_for_consumers(10.0)
-        client.thread.start()
-        replay.start()
-        report = run(pipe, duration)
-    finally:
-        pipe.stop()
-        client.stop()
-        replay.stop()
+    replay = Replay(streams, chunk_size=8)
+    report = run_demo(pipe, replay, [client], run, duration)
     report["metrics"] = metrics(client, load, trouble, replay.t_start)
     report["plot"] = str(plot(client, load, trouble, replay.t_start, name))
     return report

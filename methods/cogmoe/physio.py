@@ -8,23 +8,18 @@ against linear interpolation, the untouched recording being the reference.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 from scipy import signal, stats
 
+from methods.cache import recordings_folder
 from methods.cogmoe.quality import indices
 from methods.cogmoe.recovery import recover, to_grid
 
 RATE = 256.0  # each recording is resampled to the aligned stream rate of the live pipeline
 WINDOW_S = 10.0
 SNRS_DB = (20.0, 10.0, 0.0, -10.0)
-
-
-def data_folder() -> Path:
-    env = os.environ.get("EDGERT_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _text(path: Path) -> np.ndarray:
@@ -69,7 +64,7 @@ def _windows(x: np.ndarray) -> list[np.ndarray]:
 
 
 def physio_checks(folder: Path | None = None, seed: int = 0) -> dict:
-    folder = folder or data_folder()
+    folder = folder or recordings_folder()
     found = recordings(folder)
     if not found:
         return {"skipped": f"no recordings under {folder / 'physio'}"}
