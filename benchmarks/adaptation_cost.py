@@ -10,7 +10,6 @@ update; for BN adapt, Tent and T-TIME their extra passes and gradient steps.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
@@ -19,23 +18,8 @@ from methods.btta_dg import synth
 from methods.btta_dg.align import IncrementalAlignment, align_offline
 from methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from methods.btta_dg.bayes import BayesianAdapter
+from methods.btta_dg.evaluate import stepper, timed
 from methods.btta_dg.train import epoch, population, predict, train_source
-
-
-def timed(fn, *args) -> tuple[object, float]:
-    t = time.perf_counter()
-    out = fn(*args)
-    return out, (time.perf_counter() - t) * 1e3
-
-
-def stepper_cost(step, model, x: np.ndarray) -> list[float]:
-    cost = []
-    for trial in x:
-        with torch.no_grad():
-            _, forward = timed(model, torch.from_numpy(trial[None]))
-        _, spent = timed(step, trial)
-        cost.append(max(spent - forward, 0.0))
-    return cost
 
 
 def main() -> None:
@@ -59,9 +43,9 @@ def main() -> None:
     bayes_ms = [timed(adapter.step, p)[1] for p in probs]
     costs = {"btta_dg": [a + b for a, b in zip(align_ms, bayes_ms)],
              "btta_dg (Dirichlet + GMM only)": bayes_ms,
-             "bn_adapt": stepper_cost(BNAdapt(raw.model).step, raw.model, xt),
-             "tent": stepper_cost(Tent(raw.model).step, raw.model, xt),
-             "t_time": stepper_cost(TTime(aligned.model).step, aligned.model, xt)}
+             "bn_adapt": stepper(BNAdapt(raw.model).step, raw.model, xt)[1],
+             "tent": stepper(Tent(raw.model).step, raw.model, xt)[1],
+             "t_time": stepper(TTime(aligned.model).step, aligned.model, xt)[1]}
     base = {q: np.percentile(costs["btta_dg"], q) for q in (50, 99)}
     print(f"per-trial adaptation cost over {args.trials} trials, {args.threads} threads")
     print(f"{'variant':32s} {'p50 ms':>8s} {'p99 ms':>8s} {'p50 / btta_dg':>14s} "

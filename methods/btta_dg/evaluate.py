@@ -61,7 +61,7 @@ class Models:
         self.conv = train_source(aligned, y, rate, labels, sinc=False, **kw)
 
 
-def _timed(fn, *args):
+def timed(fn, *args):
     t = time.perf_counter()
     out = fn(*args)
     return out, (time.perf_counter() - t) * 1e3
@@ -71,17 +71,17 @@ def _bayes(trained: Trained, probs: np.ndarray, cfg: Config, kind: str = "dirich
            use_gmm: bool = True) -> tuple[np.ndarray, list[float]]:
     adapter = BayesianAdapter(trained.sources[kind], cfg.tempering, cfg.warmup,
                               use_gmm=use_gmm)
-    out, cost = zip(*(_timed(adapter.step, p) for p in probs))
+    out, cost = zip(*(timed(adapter.step, p) for p in probs))
     return np.array([post for post, _ in out]), list(cost)
 
 
-def _stepper(step, model, x: np.ndarray) -> tuple[np.ndarray, list[float]]:
+def stepper(step, model, x: np.ndarray) -> tuple[np.ndarray, list[float]]:
     """Run a model-changing baseline; its cost is its step minus a plain forward pass."""
     preds, cost = [], []
     for trial in x:
         with torch.no_grad():
-            _, forward = _timed(model, torch.from_numpy(trial[None]))
-        probs, spent = _timed(step, trial)
+            _, forward = timed(model, torch.from_numpy(trial[None]))
+        probs, spent = timed(step, trial)
         preds.append(probs.mean(0))
         cost.append(max(spent - forward, 0.0))
     return np.array(preds), cost
@@ -91,7 +91,7 @@ def online(models: Models, x: np.ndarray, cfg: Config) -> dict[str, tuple[np.nda
     """Class probabilities (trials, classes) and per-trial adaptation cost for every variant.
     BTTA-DG and its ablations see incrementally aligned trials, as the live pipeline does."""
     align = IncrementalAlignment(x.shape[1])
-    aligned, align_ms = zip(*(_timed(align, trial) for trial in x))
+    aligned, align_ms = zip(*(timed(align, trial) for trial in x))
     aligned = np.stack(aligned)
     p_raw = predict(models.raw.model, x)
     p_aligned = predict(models.aligned.model, aligned)
@@ -105,9 +105,9 @@ def online(models: Models, x: np.ndarray, cfg: Config) -> dict[str, tuple[np.nda
         "btta_dg": bayes(models.aligned, p_aligned),
         "no_adaptation": (p_raw.mean(1), [0.0] * len(x)),
         "euclidean_alignment": (p_aligned.mean(1), list(align_ms)),
-        "bn_adapt": _stepper(BNAdapt(models.raw.model).step, models.raw.model, x),
-        "tent": _stepper(Tent(models.raw.model).step, models.raw.model, x),
-        "t_time": _stepper(TTime(models.aligned.model).step, models.aligned.model, x),
+        "bn_adapt": stepper(BNAdapt(models.raw.model).step, models.raw.model, x),
+        "tent": stepper(Tent(models.raw.model).step, models.raw.model, x),
+        "t_time": stepper(TTime(models.aligned.model).step, models.aligned.model, x),
         "ablation_conv": bayes(models.conv, p_conv),
         "ablation_mean_softmax": bayes(models.aligned, p_aligned, kind="mean_softmax"),
         "ablation_no_gmm": bayes(models.aligned, p_aligned, use_gmm=False),
