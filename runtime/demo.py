@@ -107,24 +107,27 @@ def bandpass(duration: float | None, run) -> dict:
     return report
 
 
-def run_demo(pipe: Pipeline, replay: Replay, clients: list[Client], run, duration: float,
+def run_demo(pipe: Pipeline, replay: Replay | None, clients: list, run, duration: float,
              others: tuple = ()) -> dict:
-    """Open the simulated sources, start the pipeline, let the clients read, run for
-    `duration`, and stop everything (`others`: more readers with a `stop()`)."""
-    outlets = replay.open()
+    """Open the simulated sources (if any), start the pipeline, let the clients (objects with
+    a `thread` and a `stop()`) work, run for `duration`, and stop everything (`others`: more
+    readers with a `stop()`)."""
+    outlets = replay.open() if replay else []
     pipe.start()
     try:
         for outlet in outlets:
             outlet.wait_for_consumers(10.0)
         for client in clients:
             client.thread.start()
-        replay.start()
+        if replay:
+            replay.start()
         return run(pipe, duration)
     finally:
         pipe.stop()
         for reader in (*clients, *others):
             reader.stop()
-        replay.stop()
+        if replay:
+            replay.stop()
 
 
 DEMOS = {"bandpass": bandpass}

@@ -236,3 +236,102 @@ class Replier(_Link):
             raise
         self.reply(response)
         return True
+
+
+def reply_address(endpoint: str) -> str:
+    """The in-process address on which a Server takes the answers to its requests."""
+    return f"inproc://edgert-replies/{endpoint}"
+
+
+class Server(_Link):
+    """ROUTER: requests from any number of REQ or DEALER clients at once, each answered later
+    and from any thread, so a pipeline can compute the answer downstream.
+
+    receive() renumbers each request's seq to a server-wide request id (clients' own seqs
+    may collide) and keeps its envelope; an Answerer (another thread) sends the reply chunk,
+    which keeps that seq, back through an in-process socket; the next receive() forwards it
+    to the right client with the client's seq restored. Requests unanswered after `forget`
+    seconds are dropped from the table (their clients have timed out).
+    """
+
+    stage = "zmq_router"
+
+    def __init__(self, endpoint: str, bind: bool = True, forget: float = 60.0):
+        super().__init__(zmq.ROUTER, endpoint, bind)
+        self.replies = zmq.Context.instance().socket(zmq.PULL)
+        self.replies.bind(reply_address(endpoint))
+        self._poller.register(self.replies, zmq.POLLIN)
+        self.forget = forget
+        self.pending: dict[int, tuple[list, int, float]] = {}
+        self.requests = self.answered = self.expired = 0
+
+    def receive(self, timeout: float | None = 0.2) -> Chunk | None:
+        """The next request (forwarding the answers that arrived meanwhile)."""
+        deadline = None if timeout is None else local_clock() + timeout
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - local_clock())
+            ready = dict(self._poller.poll(_ms(wait)))
+            if self.replies in ready:
+                self._forward(self.replies.recv_multipart(copy=False))
+            if self.socket in ready:
+                return self._request(self.socket.recv_multipart(copy=False))
+            if not ready:
+                return None
+
+    def _request(self, frames: list) -> Chunk:
+        split = next((i for i, f in enumerate(frames) if not f.bytes), 0)
+        envelope, body = frames[:split + 1], frames[split + 1:]
+        try:
+            chunk = self._decode(body)
+        except (wire.WireError, wire.RemoteError) as exc:
+            self.socket.send_multipart([*envelope, *wire.encode_error(str(exc))])
+            raise
+        self.requests += 1
+        self._prune()
+        self.pending[self.requests] = (envelope, chunk.seq, local_clock())
+        chunk.seq = self.requests
+        return chunk
+
+    def _forward(self, frames: list) -> None:
+        seq = int.from_bytes(frames[0].bytes, "little")
+        pending = self.pending.pop(seq, None)
+        if pending is None:
+            return
+        envelope, client_seq, _ = pending
+        self.answered += 1
+        reply = wire.decode(frames[1:]) if len(frames) > 2 else None
+        if reply is None:
+            self.socket.send_multipart([*envelope, *wire.encode_error(frames[1].bytes.decode())])
+        else:
+            reply.seq = client_seq
+            self.socket.send_multipart([*envelope, *wire.encode(reply)], copy=False)
+
+    def _prune(self) -> None:
+        old = local_clock() - self.forget
+        for seq in [s for s, (_, _, t) in self.pending.items() if t < old]:
+            del self.pending[seq]
+            self.expired += 1
+
+    def close(self, linger: float = 0.0) -> None:
+        self.replies.close(linger=0)
+        super().close(linger)
+
+
+class Answerer:
+    """Sends answers to a Server in this process, from the thread that owns this object."""
+
+    def __init__(self, endpoint: str):
+        self.socket = zmq.Context.instance().socket(zmq.PUSH)
+        self.socket.connect(reply_address(endpoint))
+
+    def answer(self, chunk: Chunk) -> None:
+        """Answer request `chunk.seq` (the seq the Server gave it) with `chunk`."""
+        self.socket.send_multipart([chunk.seq.to_bytes(8, "little"), *wire.encode(chunk)],
+                                   copy=False)
+
+    def fail(self, seq: int, message: str) -> None:
+        """Answer request `seq` with an error; the client raises RemoteError(message)."""
+        self.socket.send_multipart([seq.to_bytes(8, "little"), message.encode()])
+
+    def close(self, linger: float = 0.0) -> None:
+        self.socket.close(linger=_ms(linger))

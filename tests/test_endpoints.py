@@ -1,6 +1,7 @@
 """ZeroMQ and video nodes in real pipelines, with clients in other processes."""
 import subprocess
 import sys
+import threading
 import time
 
 import cv2
@@ -72,6 +73,38 @@ def test_rep_source_acknowledges_each_chunk_with_its_seq():
         pipe.stop()
     assert [a.seq for a in acks] == list(range(5)) and all(len(a) == 0 for a in acks)
     assert [c.seq for c in pipe.nodes["sink"].chunks] == list(range(5))
+
+
+def test_router_service_answers_each_client_with_its_own_reply():
+    endpoint = "tcp://127.0.0.1:*"
+    pipe = build({"name": "svc", "nodes": [
+        {"name": "in", "node": "zmq_in", "params": {"endpoint": endpoint, "pattern": "router"}},
+        {"name": "work", "node": "pipeline_nodes:Slow", "params": {"seconds": 0.002}},
+        {"name": "out", "node": "zmq_out", "params": {"endpoint": endpoint,
+                                                      "pattern": "reply"}}],
+        "edges": [{"from": "in", "to": "work"}, {"from": "work", "to": "out"}]})
+    pipe.start()
+    replies: dict[int, list[Chunk]] = {}
+
+    def client(k: int) -> None:
+        with Requester(pipe.nodes["in"].link.endpoint) as req:
+            replies[k] = [req.request(Chunk(np.full((1, 2), 100 * k + i, np.float32),
+                                            np.array([local_clock()]), INFO, seq=i), 5.0)
+                          for i in range(10)]
+
+    try:
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        stats = pipe.nodes["in"].stats()
+    finally:
+        pipe.stop()
+    for k in range(3):
+        assert [r.seq for r in replies[k]] == list(range(10))
+        assert [float(r.data[0, 0]) for r in replies[k]] == [100.0 * k + i for i in range(10)]
+    assert stats["requests"] == stats["answered"] == 30
 
 
 def test_video_file_through_a_pipeline(tmp_path):

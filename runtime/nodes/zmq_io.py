@@ -1,7 +1,10 @@
-"""ZeroMQ endpoints as nodes: a receiving source (SUB, PULL or REP) and a sending sink (PUB, PUSH).
+"""ZeroMQ endpoints as nodes: a receiving source (SUB, PULL, REP or ROUTER) and a sending sink
+(PUB, PUSH, or the reply side of a ROUTER service).
 
 The wire format is the README's (docs/wire.md). Defaults follow the usual topology: the
-long-lived side binds (PUB, PULL, REP), the other connects; `bind` overrides.
+long-lived side binds (PUB, PULL, REP, ROUTER), the other connects; `bind` overrides. A
+request/response service is a `zmq_in` with `pattern: router` and, downstream, a `zmq_out`
+with `pattern: reply` on the same endpoint: the reply goes back to the client that asked.
 """
 from __future__ import annotations
 
@@ -11,16 +14,18 @@ from pydantic import Field
 
 from runtime.node import Node, Params, Source
 from streams import Chunk
-from streams.zmq_link import Publisher, Puller, Pusher, Replier, Subscriber
+from streams.zmq_link import (Answerer, Publisher, Puller, Pusher, Replier, Server,
+                              Subscriber)
 
 
 class ZMQIn(Source):
-    """Chunks from a SUB, PULL or REP socket. REP acknowledges each request with an empty
-    chunk carrying the request's seq, once the chunk is accepted into the pipeline."""
+    """Chunks from a SUB, PULL, REP or ROUTER socket. REP acknowledges each request with an
+    empty chunk carrying the request's seq, once the chunk is accepted into the pipeline;
+    ROUTER leaves the answer to a `zmq_out` with `pattern: reply` downstream."""
 
     class Params(Params):
         endpoint: str = Field(description="e.g. tcp://127.0.0.1:5555")
-        pattern: Literal["sub", "pull", "rep"] = "sub"
+        pattern: Literal["sub", "pull", "rep", "router"] = "sub"
         bind: bool | None = None
         topic: str = Field("", description="SUB only: stream-name prefix to receive")
 
@@ -30,10 +35,14 @@ class ZMQIn(Source):
             self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind))
         elif p.pattern == "pull":
             self.link = Puller(p.endpoint, bind=p.bind is not False)
+        elif p.pattern == "router":
+            self.link = Server(p.endpoint, bind=p.bind is not False)
         else:
             self.link = Replier(p.endpoint, bind=p.bind is not False)
 
     def read(self, timeout: float) -> Chunk | None:
+        if self.p.pattern == "router":
+            return self.link.receive(timeout)
         if self.p.pattern != "rep":
             return self.link.pull(timeout)
         chunk = self.link.receive(timeout)
@@ -45,17 +54,22 @@ class ZMQIn(Source):
         self.link.close()
 
     def stats(self) -> dict:
-        return {"endpoint": self.link.endpoint, "missed": getattr(self.link, "missed", 0)}
+        out = {"endpoint": self.link.endpoint, "missed": getattr(self.link, "missed", 0)}
+        if self.p.pattern == "router":
+            out |= {"requests": self.link.requests, "answered": self.link.answered,
+                    "expired": self.link.expired}
+        return out
 
 
 class ZMQOut(Node):
-    """Sends every chunk on a PUB or PUSH socket."""
+    """Sends every chunk on a PUB or PUSH socket, or (`reply`) answers the request of the same
+    seq that a `zmq_in` with `pattern: router` on `endpoint` received."""
 
     outputs = ()
 
     class Params(Params):
         endpoint: str = Field(description="e.g. tcp://127.0.0.1:5556")
-        pattern: Literal["pub", "push"] = "pub"
+        pattern: Literal["pub", "push", "reply"] = "pub"
         bind: bool | None = None
         hwm: int = Field(100, gt=0, description="messages queued per peer before dropping "
                          "(PUB) or blocking (PUSH)")
@@ -64,14 +78,19 @@ class ZMQOut(Node):
         p = self.p
         if p.pattern == "pub":
             self.link = Publisher(p.endpoint, bind=p.bind is not False, hwm=p.hwm)
+        elif p.pattern == "reply":
+            self.link = Answerer(p.endpoint)
         else:
             self.link = Pusher(p.endpoint, bind=bool(p.bind), hwm=p.hwm)
 
     def process(self, inputs: dict[str, Chunk]) -> None:
-        self.link.push(inputs["in"])
+        if self.p.pattern == "reply":
+            self.link.answer(inputs["in"])
+        else:
+            self.link.push(inputs["in"])
 
     def stop(self) -> None:
         self.link.close(linger=1.0)
 
     def stats(self) -> dict:
-        return {"endpoint": self.link.endpoint}
+        return {"endpoint": self.p.endpoint if self.p.pattern == "reply" else self.link.endpoint}

@@ -1,0 +1,16 @@
+"""BOLT: a small robot VQA student distilled on the teacher's option-level decisions, and a
+calibrated, budget-aware router that buys extra test-time work only when it pays.
+
+The scorer (model.py) ranks a question's options by the likelihood of their answer words;
+the teacher (9x the parameters) and the students are trained here on a procedural robot
+tabletop (scene.py, questions.py, data.py); the "pretrained" teacher is a model of this repo,
+trained on a broader, shifted question mix. train.py distils the student (ODD) and fits
+temperatures; actions.py, router.py and policy.py are the test-time part; node.py serves it
+over ZeroMQ. data.py also reads Robo2VLM-1's parquet rows.
+"""
+from methods.base import Method, lazy
+
+METHOD = Method(name="bolt", kind="stream", train=lazy("methods.bolt.train:train"),
+                export=lazy("methods.bolt.export:export"),
+                evaluate=lazy("methods.bolt.evaluate:evaluate"), pipeline="robot",
+                demos={"robot": lazy("methods.bolt.demo:robot")})

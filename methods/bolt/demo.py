@@ -1,0 +1,108 @@
+"""`edgert demo robot`: a simulated robot asks `pipelines/robot.yaml` questions about what its
+camera sees, over ZeroMQ REQ, each with a budget, and checks the answers.
+
+Frames and questions come from held-out episodes of the tabletop generator; budgets cycle
+through tight, normal and generous, and one request in twenty has a 1-ms deadline, so the
+report shows partial answers too. Metrics: accuracy (overall and against the first answer),
+spend against budget, partial answers, and latency percentiles per action and end to end.
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+
+import numpy as np
+
+import pipelines
+from methods.bolt import request
+from methods.bolt.data import TARGET, generate
+from methods.bolt.export import cached_bundle
+from runtime.demo import run_demo
+from runtime.pipeline import Pipeline
+from streams import local_clock
+from streams.zmq_link import Requester, free_endpoint
+
+BUDGETS = (1.0, 2.0, 4.0)
+
+
+class Robot:
+    """Sends one question after another (REQ), keeps the replies and their latency."""
+
+    def __init__(self, endpoint: str, rate: float, seed: int = 0):
+        self.endpoint = endpoint
+        self.period = 1.0 / rate
+        self.qa = generate(30, 4, 3, TARGET, 0.15, seed + 900)
+        self.replies: list[tuple[str, float, dict, float]] = []
+        self.errors: list[str] = []
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        with Requester(self.endpoint) as req:
+            for i, q in enumerate(self.qa.questions):
+                if not self.running:
+                    return
+                budget = BUDGETS[i % len(BUDGETS)]
+                deadline = 1.0 if i % 20 == 19 else None
+                chunk = request.encode(self.qa.frames[q.frame].image, q.text, list(q.options),
+                                       budget, deadline, seq=i)
+                try:
+                    reply = request.read(req.request(chunk, 5.0))
+                except Exception as exc:  # noqa: BLE001 - a demo reports, never crashes
+                    self.errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                self.replies.append((q.options[q.answer], budget, reply,
+                                     local_clock() - chunk.timestamps[0]))
+                wait = chunk.timestamps[0] + self.period - local_clock()
+                if wait > 0:
+                    threading.Event().wait(wait)
+
+    def stop(self) -> None:
+        self.running = False
+        self.thread.join(6)
+
+
+def metrics(robot: Robot) -> dict:
+    if not robot.replies:
+        return {"requests": 0, "errors": robot.errors[:3]}
+    truth = [r[0] for r in robot.replies]
+    bodies = [r[2] for r in robot.replies]
+    budgets = np.array([r[1] for r in robot.replies])
+    spent = np.array([b["spent"] for b in bodies])
+    per_action: dict[str, list[float]] = {}
+    for b in bodies:
+        for step in b["actions"]:
+            per_action.setdefault(step["action"], []).append(step["ms"])
+    e2e = np.array([r[3] for r in robot.replies]) * 1e3
+    return {
+        "requests": len(bodies),
+        "errors": len(robot.errors),
+        "accuracy": float(np.mean([b["answer"] == t for b, t in zip(bodies, truth)])),
+        "first_answer_accuracy": float(np.mean([b["first"]["answer"] == t
+                                                for b, t in zip(bodies, truth)])),
+        "mean_spent": float(spent.mean()),
+        "mean_budget": float(budgets.mean()),
+        "over_budget": int(np.sum(spent > np.maximum(budgets, 1.0))),
+        "partial": int(sum(b["partial"] for b in bodies)),
+        "actions_per_request": {a: len(v) / len(bodies) for a, v in per_action.items()},
+        "action_ms": {a: {"p50": float(np.percentile(v, 50)), "p99": float(np.percentile(v, 99))}
+                      for a, v in per_action.items()},
+        "client_p50_ms": float(np.percentile(e2e, 50)),
+        "client_p99_ms": float(np.percentile(e2e, 99)),
+    }
+
+
+def overrides(service: str, log: str) -> list[str]:
+    return [f"requests.endpoint={service}", f"reply.endpoint={service}",
+            f"log.endpoint={log}", f"answer.bundle={cached_bundle()}"]
+
+
+def robot(duration: float | None, run) -> dict:
+    """Run the demo for `duration` seconds (default 30)."""
+    duration = duration or 30.0
+    service, log = free_endpoint(), free_endpoint()
+    pipe = Pipeline.from_yaml(pipelines.find("robot"), overrides(service, log))
+    client = Robot(service, rate=10.0, seed=int(uuid.uuid4().int % 1000))
+    report = run_demo(pipe, None, [client], run, duration)
+    report["metrics"] = metrics(client)
+    return report

@@ -1,0 +1,192 @@
+"""`edgert evaluate bolt`: the students against the teacher, then the router against fixed
+policies at the same average cost, on held-out frames of the target mix.
+
+Results: `teacher`, `zero_shot`, `ce_only`, `token_kd`, `odd` (base view, temperature-scaled;
+`ece_raw` before scaling), and the policies over the ODD student `routed`, `never`,
+`always_hr`, `always_rag`, `always_qd`, `random` (with `avg_cost` and `flip_rate`). Beside
+them: peak memory of teacher and student, the student's ONNX Runtime latency per action, how
+often the router buys each action per question type, and the accuracy-budget curve.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from devices.placement import measure_peak_memory
+from methods.bolt import policy
+from methods.bolt.actions import ACTIONS, calibrate
+from methods.bolt.data import option_mask, views
+from methods.bolt.metrics import ece, summary
+from methods.bolt.model import Scorer, parameters
+from methods.bolt.questions import TYPES
+from methods.bolt.router import Candidates, Router, apply, fixed_plans, random_plans
+from methods.bolt.scene import HIGH
+from methods.bolt.train import (STUDENTS, Config, Trained, one_thread, probs, scores,
+                               target_sets, train_all)
+from streams import local_clock
+
+SWEEP = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.5)
+
+
+def model_results(trained: Trained, test) -> dict[str, dict]:
+    base = views(test)["base"]
+    mask = torch.from_numpy(base["mask"])
+    out = {}
+    for name in ("teacher", *STUDENTS):
+        s = torch.from_numpy(scores(trained.models[name], base))
+        raw = probs(s, mask).numpy()
+        cal = probs(s, mask, trained.temperature[name]).numpy()
+        out[name] = summary(cal, base["answer"], base["mask"]) | {
+            "ece_raw": ece(raw, base["answer"]), "temperature": trained.temperature[name],
+            "parameters": parameters(trained.models[name])}
+    return out
+
+
+def policy_results(c: Candidates, router: Router, answer: np.ndarray, valid: np.ndarray,
+                   seed: int) -> tuple[dict[str, dict], list[list[str]]]:
+    """Routed, never, each fixed action and random, all at the routed mean cost."""
+    rng = np.random.default_rng(seed)
+    routed = router.plans(c.features)
+    cost = router.cost(routed)
+    plans = {"routed": routed, "never": [[] for _ in range(len(c))],
+             **{f"always_{a}": fixed_plans(a, len(c), cost, router.costs, rng)
+                for a in ACTIONS},
+             "random": random_plans(len(c), cost, router.costs, rng)}
+    first = c.first.argmax(1)
+    out = {}
+    for name, p in plans.items():
+        final = apply(c, p)
+        out[name] = summary(final, answer, valid) | {
+            "avg_cost": router.cost(p), "flip_rate": float(np.mean(final.argmax(1) != first))}
+    return out, routed
+
+
+def usage(plans: list[list[str]], types: list[str]) -> dict[str, dict[str, float]]:
+    """How often the router bought each action, per question type."""
+    return {t: {a: float(np.mean([a in p for p, u in zip(plans, types) if u == t]))
+                for a in ACTIONS} for t in TYPES if t in types}
+
+
+def sweep(router: Router, val: Candidates, test: Candidates, answer: np.ndarray) -> dict:
+    """Routed accuracy and cost on test for thresholds set on validation at each target;
+    each fixed action on a growing random share of requests."""
+    curve = {"routed": []}
+    rng = np.random.default_rng(0)
+    for target in SWEEP:
+        router.set_threshold(val.features, target)
+        plans = router.plans(test.features)
+        curve["routed"].append((router.cost(plans), _accuracy(apply(test, plans), answer)))
+    for a in ACTIONS:
+        curve[f"always_{a}"] = [(router.cost(p), _accuracy(apply(test, p), answer)) for p in
+                                (fixed_plans(a, len(test), f * router.costs[a], router.costs,
+                                             rng) for f in np.linspace(0, 1, 6))]
+    curve["random"] = [(router.cost(p), _accuracy(apply(test, p), answer)) for p in
+                       (random_plans(len(test), t, router.costs, rng) for t in SWEEP)]
+    return curve
+
+
+def _accuracy(p: np.ndarray, answer: np.ndarray) -> float:
+    return float(np.mean(p.argmax(1) == answer))
+
+
+def peak_memory(model: Scorer) -> float:
+    """MB by which a batch-1 high-resolution request through a fresh copy of the model
+    raises this process's peak memory (weights included)."""
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    image = torch.rand(1, 3, HIGH, HIGH)
+    question = torch.ones(1, 10, dtype=torch.long)
+    options = torch.ones(1, 5, 5, dtype=torch.long)
+
+    def run() -> None:
+        fresh = Scorer(model.d)
+        fresh.load_state_dict(state)
+        with torch.no_grad():
+            fresh(image, question, options)
+
+    return measure_peak_memory(run)
+
+
+def latencies(trained: Trained, test, router: Router, mem, t0: float, mix: float,
+              requests: int) -> dict[str, dict[str, float]]:
+    """p50/p99 ms per action of the live node's code path (student bundle in ONNX Runtime)."""
+    from methods.bolt.export import export
+    from methods.bolt.node import Answer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ckpt = folder / "checkpoint.pt"
+        trained.save(ckpt)
+        export(folder / "bundle", ckpt)
+        policy.save(folder, router, mem, t0, mix)
+        node = Answer("answer", Answer.Params(bundle=folder / "bundle"))
+        node.start()
+        times: dict[str, list[float]] = {a: [] for a in ("first", *ACTIONS)}
+        for q in test.questions[:requests]:
+            body = node.answer(q, test.frames[q.frame].image, np.inf, np.inf, local_clock(),
+                               plan=list(ACTIONS))
+            for step in body["actions"]:
+                times[step["action"]].append(step["ms"])
+    return {a: {"p50_ms": float(np.percentile(v, 50)), "p99_ms": float(np.percentile(v, 99))}
+            for a, v in times.items()}
+
+
+def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dict:
+    with one_thread():
+        return _evaluate(config or (Config.quick() if quick else Config()), out)
+
+
+def _evaluate(cfg: Config, out) -> dict:
+    sets = target_sets(cfg)
+    trained = train_all(cfg)
+    results = model_results(trained, sets["test"])
+    student = policy.torch_score(trained.models["odd"])
+    t0 = trained.temperature["odd"]
+    router, mem, mix, val = policy.fit(student, sets["train"], sets["val"], t0)
+    test = policy.candidates(student, sets["test"], mem, router, t0, mix)
+    answer, valid = sets["test"].answers, option_mask(sets["test"].questions)
+    policies, routed = policy_results(test, router, answer, valid, cfg.seed)
+    results |= policies
+    memory = {name: peak_memory(trained.models[name]) for name in ("teacher", "odd")}
+    payload = {
+        "method": "bolt", "config": cfg.__dict__, "results": results,
+        "costs": router.costs, "threshold": router.threshold, "retrieval_mix": mix,
+        "temperatures": router.temperatures | {"first": t0},
+        "routing": usage(routed, sets["test"].types),
+        "peak_memory_mb": memory | {"ratio": memory["odd"] / max(memory["teacher"], 1e-9)},
+        "latency": latencies(trained, sets["test"], router, mem, t0, mix, 60 if quick else 300),
+        "curve": sweep(router, val, test, answer),
+        "columns": ["accuracy", "nll", "brier", "ece", "ece_raw", "aurc", "avg_cost",
+                    "flip_rate", "overconfident_wrong", "invalid_option_rate"],
+    }
+    if out is not None:
+        figure(payload["curve"], results, Path(out).with_suffix(".png"))
+    return payload
+
+
+def figure(curve: dict, results: dict, path: Path) -> Path:
+    """Accuracy against average cost: the router's sweep, each fixed action on a growing
+    share of requests, random, and the operating points at the routed cost."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in curve.items():
+        x, y = zip(*sorted(points))
+        ax.plot(x, y, "-o" if name == "routed" else "--", ms=3, label=name)
+    for name in ("never", "always_hr", "always_rag", "always_qd", "random", "routed"):
+        r = results[name]
+        ax.scatter(r["avg_cost"], r["accuracy"], marker="*" if name == "routed" else "x",
+                   s=80, zorder=3)
+        ax.annotate(name, (r["avg_cost"], r["accuracy"]), fontsize=7)
+    ax.set_xlabel("average extra cost per request (first passes)")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,51 @@
+"""The ODD student -> bundle: (image, question, options) -> (option scores, embedding), with the
+image size, the batch and the number of options dynamic, so one session serves the base view,
+the high-resolution view, paraphrases and sub-questions. The router (temperatures, gain
+models, threshold, costs) and the retrieval memory are saved beside the bundle."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from export.bundle import Bundle
+from export.onnx_export import export_bundle
+from methods.bolt.data import MAX_ANSWER, tensors
+from methods.bolt.questions import MAX_QUESTION, VOCAB
+
+from methods.bolt.scene import BASE, HIGH
+from methods.bolt.train import Config, Trained, target_sets, train
+from methods.cache import cached_checkpoint
+from methods.cache import cached_bundle as shared_cached_bundle
+
+ROUTER = "router.json"
+MEMORY = "memory.npz"
+
+
+def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: bool = False,
+           model: str = "odd") -> Bundle:
+    """Export a student (default the ODD one) of a checkpoint (default: this machine's)."""
+    checkpoint = Path(checkpoint or cached_checkpoint("bolt", train))
+    scorer = Trained.load(checkpoint).models[model]
+    qa = target_sets(Config.quick())["val"]
+    real = []
+    for size, part in ((BASE, slice(0, 1)), (HIGH, slice(1, 4))):
+        t = tensors(qa.subset(range(part.start, part.stop)), size)
+        real.append({"image": t["image"], "question": t["question"], "options": t["options"]})
+    example = {k: torch.from_numpy(v) for k, v in real[0].items()}
+    preprocessing = {"layout": "channels_first", "base_size": BASE, "high_size": HIGH,
+                     "scale": "rgb / 255", "max_question": MAX_QUESTION,
+                     "max_answer": MAX_ANSWER, "vocabulary": list(VOCAB),
+                     "score": "summed log-likelihood of each option's answer words"}
+    return export_bundle(scorer, example, out, name=f"bolt-{model}",
+                         dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"},
+                                       "question": {0: "batch"},
+                                       "options": {0: "batch", 1: "options"}},
+                         output_names=["scores", "embedding"], preprocessing=preprocessing,
+                         checkpoint=checkpoint, real_samples=real, fp16=fp16, int8=int8,
+                         tolerance=1e-3)
+
+
+def cached_bundle() -> Path:
+    """This machine's ODD-student bundle, trained (quick) and exported on first use."""
+    return shared_cached_bundle("bolt", lambda folder: train(folder, quick=True), export)

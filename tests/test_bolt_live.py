@@ -1,0 +1,128 @@
+"""BOLT end to end on this machine: a tiny training run, its router, the bundle in ONNX Runtime,
+`pipelines/robot.yaml` as a ZeroMQ service with robots asking over REQ, and the Robo2VLM-1
+loader on a parquet file written here."""
+import threading
+
+import numpy as np
+import pytest
+
+import pipelines
+from methods.bolt import request
+from methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
+                               write_robo2vlm)
+from methods.bolt.export import export
+from methods.bolt.policy import load
+from methods.bolt.train import Config, train
+from runtime.pipeline import Pipeline
+from streams.zmq_link import Requester, free_endpoint
+
+TINY = Config(episodes=12, frames=3, per_frame=3, broad_episodes=12, pretrain_steps=15,
+              finetune_steps=8)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bolt")
+    export(folder / "bundle", train(folder, config=TINY))
+    return folder
+
+
+def test_training_saves_models_router_and_memory(trained):
+    router, memory, t0, mix = load(trained)
+    assert set(router.gains) == {"hr", "rag", "qd"} and router.threshold >= 0
+    assert t0 > 0 and 0 < mix < 1 and len(memory.keys) > 0
+    assert (trained / "bundle" / "manifest.json").exists()
+
+
+def _service(trained):
+    endpoint = free_endpoint()
+    pipe = Pipeline.from_yaml(pipelines.find("robot"), [
+        f"requests.endpoint={endpoint}", f"reply.endpoint={endpoint}",
+        f"log.endpoint={free_endpoint()}", f"answer.bundle={trained / 'bundle'}"])
+    return pipe, endpoint
+
+
+def test_robot_service_answers_requests_within_their_budgets(trained):
+    qa = generate(6, 2, 2, TARGET, 0.15, seed=50)
+    pipe, endpoint = _service(trained)
+    pipe.start()
+    replies: dict[int, list[dict]] = {}
+
+    def robot(k: int) -> None:
+        with Requester(endpoint) as req:
+            replies[k] = []
+            for i, q in enumerate(qa.questions[k::2]):
+                budget = [0.5, 1.0, 6.0][i % 3]
+                chunk = request.encode(qa.frames[q.frame].image, q.text, list(q.options),
+                                       budget=budget, seq=i)
+                replies[k].append((q, budget, request.read(req.request(chunk, 20.0))))
+
+    try:
+        robots = [threading.Thread(target=robot, args=(k,)) for k in range(2)]
+        for r in robots:
+            r.start()
+        for r in robots:
+            r.join(120)
+        with Requester(endpoint) as req:
+            bad = request.read(req.request(request.encode(
+                np.zeros((4, 4, 3), np.uint8), "what is the meaning of this", ["a", "b"]), 20))
+        stats = pipe.nodes["answer"].stats()
+    finally:
+        pipe.stop()
+    bodies = [r for k in replies for r in replies[k]]
+    assert len(bodies) == len(qa.questions)
+    for q, budget, body in bodies:
+        assert body["answer"] in q.options and 0 < body["confidence"] <= 1
+        assert body["actions"][0]["action"] == "first"
+        if budget < 1.0:
+            assert body["partial"] and body["why"] == "over_budget"
+        else:
+            assert body["spent"] <= budget + 1e-9
+        for step in body["actions"][1:]:
+            assert step["action"] in body["trace"]
+    assert "matches none" in bad["error"] and stats["rejected"] == 1
+    assert stats["answered"] == len(qa.questions)
+
+
+def test_deadline_gives_the_best_answer_so_far(trained):
+    from methods.bolt.node import Answer
+    from streams import local_clock
+
+    node = Answer("answer", Answer.Params(bundle=trained / "bundle"))
+    node.start()
+    qa = generate(3, 1, 1, {"left_of": 1}, 0.0, seed=51)
+    q = qa.questions[0]
+    body = node.answer(q, qa.frames[q.frame].image, 10.0, 1e-6, local_clock(),
+                       plan=["qd", "hr"])
+    assert body["partial"] and body["why"] == "deadline" and len(body["actions"]) == 1
+    full = node.answer(q, qa.frames[q.frame].image, 10.0, 60.0, local_clock(), plan=["qd"])
+    assert [s["action"] for s in full["actions"]] == ["first", "qd"]
+    assert [t["question"] for t in full["trace"]["qd"][:2]] == [
+        f"where is the {q.args[0]} block", f"where is the {q.args[1]} block"]
+
+
+def test_robo2vlm_parquet_rows_round_trip_and_split_by_image(tmp_path):
+    rows = as_rows(generate(10, 2, 2, TARGET, 0.15, seed=52))
+    path = tmp_path / "robo2vlm.parquet"
+    write_robo2vlm(path, rows)
+    back = load_robo2vlm(path)
+    assert [(r.question, r.choices, r.answer) for r in back] == [
+        (r.question, list(r.choices), r.answer) for r in rows]
+    assert np.array_equal(back[0].image, rows[0].image)
+    train, test = split_by_image(back, 0.3)
+    assert train and test and not {r.id for r in train} & {r.id for r in test}
+    assert len(train) + len(test) == len(back)
+
+
+def test_robo2vlm_loader_names_what_is_wrong(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": "x", "question": "q", "choices": "['a', 'b']",
+                                          "correct_answer": 5, "image": b"nope"}]), path)
+    with pytest.raises(ValueError, match="correct_answer 5"):
+        load_robo2vlm(path)
+    pq.write_table(pa.Table.from_pylist([{"id": "x", "question": "q"}]), path)
+    with pytest.raises(ValueError, match="missing column"):
+        load_robo2vlm(path)
