@@ -110,8 +110,8 @@ def bandpass(duration: float | None, run) -> dict:
 def run_demo(pipe: Pipeline, replay: Replay | None, clients: list, run, duration: float,
              others: tuple = ()) -> dict:
     """Open the simulated sources (if any), start the pipeline, let the clients (objects with
-    a `thread` and a `stop()`) work, run for `duration`, and stop everything (`others`: more
-    readers with a `stop()`)."""
+    a `thread` and a `stop()`) work, run for `duration`, and stop everything, the clients first
+    so none waits on a pipeline that is gone (`others`: more readers with a `stop()`)."""
     outlets = replay.open() if replay else []
     pipe.start()
     try:
@@ -123,9 +123,9 @@ def run_demo(pipe: Pipeline, replay: Replay | None, clients: list, run, duration
             replay.start()
         return run(pipe, duration)
     finally:
-        pipe.stop()
         for reader in (*clients, *others):
             reader.stop()
+        pipe.stop()
         if replay:
             replay.stop()
 

@@ -1,6 +1,9 @@
 """BOLT end to end on this machine: a tiny training run, its router, the bundle in ONNX Runtime,
 `pipelines/robot.yaml` as a ZeroMQ service with robots asking over REQ, and the Robo2VLM-1
 loader on a parquet file written here."""
+import json
+import os
+import subprocess
 import threading
 
 import numpy as np
@@ -10,20 +13,23 @@ import pipelines
 from methods.bolt import request
 from methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
                                write_robo2vlm)
-from methods.bolt.export import export
+from methods.bolt.evaluate import evaluate
+from methods.bolt.export import cached_bundle
 from methods.bolt.policy import load
 from methods.bolt.train import Config, train
 from runtime.pipeline import Pipeline
 from streams.zmq_link import Requester, free_endpoint
 
 TINY = Config(episodes=12, frames=3, per_frame=3, broad_episodes=12, pretrain_steps=15,
-              finetune_steps=8)
+              finetune_steps=8, timed_requests=20)
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bolt")
-    export(folder / "bundle", train(folder, config=TINY))
+def trained(edgert_cache):
+    """A tiny BOLT trained here in seconds, where `edgert demo robot` looks for it."""
+    folder = edgert_cache / "bolt"
+    train(folder, config=TINY)
+    assert cached_bundle() == folder / "bundle"
     return folder
 
 
@@ -126,3 +132,33 @@ def test_robo2vlm_loader_names_what_is_wrong(tmp_path):
     pq.write_table(pa.Table.from_pylist([{"id": "x", "question": "q"}]), path)
     with pytest.raises(ValueError, match="missing column"):
         load_robo2vlm(path)
+
+
+def test_demo_robot_reports_accuracy_spend_and_latency(trained, tmp_path):
+    out = tmp_path / "robot.json"
+    result = subprocess.run(["edgert", "demo", "robot", "--duration", "6", "--report", str(out)],
+                            capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    m = report["metrics"]
+    assert m["requests"] >= 10 and m["errors"] == 0, report["errors"]
+    assert 0.0 <= m["accuracy"] <= 1.0 and m["over_budget"] == 0
+    assert m["mean_spent"] <= m["mean_budget"] and m["partial"] >= 1
+    assert m["first_p50_ms"] > 0 and m["client_p99_ms"] > 0
+
+
+def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
+    result = evaluate(config=TINY, out=tmp_path / "bolt.json")
+    assert list(result["results"]) == ["teacher", "zero_shot", "ce_only", "token_kd", "odd",
+                                       "routed", "never", "always_hr", "always_rag",
+                                       "always_qd", "random"]
+    for name, r in result["results"].items():
+        assert 0.0 <= r["accuracy"] <= 1.0 and r["invalid_option_rate"] == 0.0, name
+        assert 0.0 <= r["ece"] <= 1.0 and r["nll"] > 0 and 0 <= r["aurc"] <= 1, name
+    routed = result["results"]["routed"]["avg_cost"]
+    for name in ("always_hr", "always_rag", "always_qd", "random"):
+        assert result["results"][name]["avg_cost"] <= routed + 0.05, name
+    assert result["results"]["never"]["avg_cost"] == 0.0
+    assert set(result["latency"]) == {"first", "hr", "rag", "qd"}
+    assert result["peak_memory_mb"]["teacher"] > 0
+    assert (tmp_path / "bolt.png").stat().st_size > 10_000

@@ -11,9 +11,9 @@ from threadpoolctl import threadpool_limits
 from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
 from methods.convex_coding.descent import descend
 from methods.convex_coding.factor import eig_factor, symnmf, tightness
+from methods.convex_coding.job import Config, affine_code
 from methods.convex_coding.measures import matched_correlation, modularity
-from methods.convex_coding.problem import (linear_closed_form, objective, solve_affine,
-                                           solve_free)
+from methods.convex_coding.problem import linear_closed_form, objective, solve_free
 from runtime.batch import run_batch
 
 
@@ -59,33 +59,34 @@ def test_nonnegative_program_bounds_descent_and_factorises_nearly_tightly():
 
 def test_tunings_identifiable_when_source_directions_differ_not_when_collinear():
     rng = np.random.default_rng(3)
-    truth = box(2, 60, rng)
+    truth = box(2, 150, rng)
+    cfg = Config(energy=1.0)
 
     def recovered(angle: float) -> float:
-        q = solve_affine(tuning_directions(angle) @ truth, 0.1, 1.0)
-        return matched_correlation(symnmf(q, 3, rng), truth)
+        return matched_correlation(affine_code(tuning_directions(angle) @ truth, cfg, rng)[0],
+                                   truth)
 
     assert recovered(90.0) > 0.95 > 0.6 > recovered(1.0)
 
 
 def test_losing_the_range_mixes_the_code_keeping_it_does_not():
     rng = np.random.default_rng(4)
-    u = box(2, 60, rng)
-
-    def code_modularity(x: np.ndarray) -> float:
-        return modularity(symnmf(solve_affine(x, 0.1, 0.1), 3, rng), x)
-
+    u = box(2, 150, rng)
     kept, lost = range_kept(u, 0.8, rng), range_lost(u, 0.8)
     assert np.corrcoef(kept)[0, 1] > 0.6 and np.corrcoef(lost)[0, 1] > 0.7
-    assert code_modularity(kept) > 0.85 > 0.75 > code_modularity(lost)
+    code = {name: affine_code(x, Config(), rng) for name, x in (("kept", kept), ("lost", lost))}
+    assert all(tight < 0.05 for _, tight in code.values())
+    assert modularity(code["kept"][0], kept) > 0.85 > 0.75 > modularity(code["lost"][0], lost)
 
 
 def test_modularity_index_and_matching_on_known_codes():
     x = box(2, 50, np.random.default_rng(5))
+    x /= x.std(1, keepdims=True)
     modular = np.vstack([x[0] + 1, 2 - x[1]])
     assert modularity(modular, x) == pytest.approx(1.0)
-    assert modularity(np.vstack([x[0] + x[1], x[0] - x[1] + 1]), x) == pytest.approx(0.0)
+    assert modularity(np.vstack([x[0] + x[1], x[0] - x[1] + 5]), x) == pytest.approx(0.0)
     assert matched_correlation(modular[::-1], x) == pytest.approx(1.0)
+    assert matched_correlation(modular[:1], x) == pytest.approx(0.5)
 
 
 def test_quick_cell_through_the_runner(tmp_path):

@@ -17,7 +17,7 @@ import torch
 
 from devices.placement import measure_peak_memory
 from methods.bolt import policy
-from methods.bolt.actions import ACTIONS, calibrate
+from methods.bolt.actions import ACTIONS
 from methods.bolt.data import option_mask, views
 from methods.bolt.metrics import ece, summary
 from methods.bolt.model import Scorer, parameters
@@ -156,7 +156,7 @@ def _evaluate(cfg: Config, out) -> dict:
         "temperatures": router.temperatures | {"first": t0},
         "routing": usage(routed, sets["test"].types),
         "peak_memory_mb": memory | {"ratio": memory["odd"] / max(memory["teacher"], 1e-9)},
-        "latency": latencies(trained, sets["test"], router, mem, t0, mix, 60 if quick else 300),
+        "latency": latencies(trained, sets["test"], router, mem, t0, mix, cfg.timed_requests),
         "curve": sweep(router, val, test, answer),
         "columns": ["accuracy", "nll", "brier", "ece", "ece_raw", "aurc", "avg_cost",
                     "flip_rate", "overconfident_wrong", "invalid_option_rate"],

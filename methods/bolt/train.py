@@ -37,11 +37,13 @@ class Config:
     broad_episodes: int = 300
     pretrain_steps: int = 2500
     finetune_steps: int = 800
+    timed_requests: int = 300
     seed: int = 0
 
     @classmethod
     def quick(cls) -> "Config":
-        return cls(episodes=60, broad_episodes=100, pretrain_steps=600, finetune_steps=200)
+        return cls(episodes=60, broad_episodes=100, pretrain_steps=600, finetune_steps=200,
+                   timed_requests=60)
 
 
 def target_sets(cfg: Config) -> dict[str, QASet]:

@@ -42,3 +42,16 @@ def symnmf(q: np.ndarray, units: int, rng: np.random.Generator, starts: int = 3)
                      bounds=[(0, None)] * (units * t), options={"maxiter": 5000})
             for _ in range(starts)]
     return min(fits, key=lambda f: f.fun).x.reshape(units, t)
+
+
+def fewest_units(q: np.ndarray, rng: np.random.Generator, tol: float = 0.01) -> np.ndarray:
+    """The smallest symmetric NMF (from rank(Q) to 2 rank(Q) units) with Z^T Z within `tol` of
+    Q, else the closest: a non-negative code can need more units than Q's rank (ON and OFF
+    units), and more units than needed leave the factorisation free to rotate."""
+    rank = max(numerical_rank(q), 1)
+    fits = []
+    for units in range(rank, 2 * rank + 1):
+        fits.append(symnmf(q, units, rng))
+        if tightness(fits[-1], q) < tol:
+            break
+    return min(fits, key=lambda z: tightness(z, q))

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
 from methods.convex_coding.descent import descend
-from methods.convex_coding.factor import numerical_rank, symnmf, tightness
+from methods.convex_coding.factor import fewest_units, numerical_rank, symnmf, tightness
 from methods.convex_coding.measures import matched_correlation, modularity
 from methods.convex_coding.plot import figure
 from methods.convex_coding.problem import (SOLVERS, linear_closed_form, objective,
@@ -44,7 +44,7 @@ class Config(BaseModel):
     energy: float = Field(0.1, gt=0)
     units: int = Field(8, ge=1)
     starts: int = Field(5, ge=1)
-    steps: int = Field(3000, ge=1)
+    steps: int = Field(8000, ge=1)
     lr: float = Field(0.02, gt=0)
     angles: list[Annotated[float, Field(gt=0, le=90)]] = [90.0, 30.0, 10.0, 3.0, 1.0]
     correlations: list[Annotated[float, Field(ge=0, lt=1)]] = [0.0, 0.5, 0.8, 0.9]
@@ -52,9 +52,9 @@ class Config(BaseModel):
 
 def grid(quick: bool) -> list[dict]:
     if quick:
-        base = Config(stimuli=24, steps=2000, starts=4)
+        base = Config(stimuli=24, starts=4)
         return [base.model_dump(), base.model_copy(update={"energy": 1.0}).model_dump()]
-    base = Config(stimuli=40, sweep_stimuli=300, starts=8, steps=4000,
+    base = Config(stimuli=40, sweep_stimuli=300, starts=8, steps=20000, lr=0.01,
                   angles=[90.0, 60.0, 30.0, 20.0, 10.0, 5.0, 3.0, 2.0, 1.0],
                   correlations=[0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95])
     return [base.model_copy(update={"energy": e}).model_dump() for e in (0.03, 0.1, 0.3, 1.0)]
@@ -94,12 +94,12 @@ def _convex_vs_descent(cfg: Config, rng: np.random.Generator, seed: int
     return metrics, runs
 
 
-def _affine_code(x: np.ndarray, cfg: Config, rng: np.random.Generator
-                 ) -> tuple[np.ndarray, float]:
-    """Non-negative affine code of `x`: activities recovered from the optimal Q (as many units
-    as Q's rank) and the tightness of that recovery."""
+def affine_code(x: np.ndarray, cfg: Config, rng: np.random.Generator
+                ) -> tuple[np.ndarray, float]:
+    """Non-negative affine code of `x`: activities recovered from the optimal Q (the fewest
+    units that reproduce it) and the tightness of that recovery."""
     q = solve_affine(x, cfg.gamma, cfg.energy)
-    z = symnmf(q, max(numerical_rank(q), 1), rng)
+    z = fewest_units(q, rng)
     return z, tightness(z, q)
 
 
@@ -107,7 +107,7 @@ def _identifiability(cfg: Config, rng: np.random.Generator) -> tuple[list[dict],
     truth = box(2, cfg.sweep_stimuli, rng)
     rows, examples = [], {}
     for angle in cfg.angles:
-        z, tight = _affine_code(tuning_directions(angle) @ truth, cfg, rng)
+        z, tight = affine_code(tuning_directions(angle) @ truth, cfg, rng)
         rows.append({"experiment": "identifiability", "setting": angle,
                      "value": matched_correlation(z, truth), "units": len(z), "tightness": tight})
         examples[angle] = z
@@ -121,7 +121,7 @@ def _modularity(cfg: Config, rng: np.random.Generator) -> list[dict]:
     for rho in cfg.correlations:
         for kind, x in (("range_lost", range_lost(u, rho)),
                         ("range_kept", range_kept(u, rho, rng))):
-            z, tight = _affine_code(x, cfg, rng)
+            z, tight = affine_code(x, cfg, rng)
             rows.append({"experiment": f"modularity.{kind}", "setting": rho,
                          "correlation": float(np.corrcoef(x)[0, 1]),
                          "value": modularity(z, x), "units": len(z), "tightness": tight})
