@@ -92,7 +92,7 @@ def test_modularity_index_and_matching_on_known_codes():
 def test_quick_cell_through_the_runner(tmp_path):
     cfg = {"stimuli": 10, "sweep_stimuli": 40, "units": 4, "starts": 2, "steps": 300,
            "angles": [90.0, 1.0], "correlations": [0.0, 0.8], "energy": 1.0}
-    result = run_batch("methods.convex_coding:METHOD", [cfg], seeds=1, out=tmp_path, workers=1)
+    result = run_batch("convex_coding", [cfg], seeds=1, out=tmp_path, workers=1)
     assert not result["failed"], result["failed"]
     m = {k: v["mean"] for k, v in next(iter(result["summary"].values()))["metrics"].items()}
     assert m["linear_closed_form_error"] < 1e-3 and m["q_spread.linear"] < 1e-3
@@ -100,7 +100,8 @@ def test_quick_cell_through_the_runner(tmp_path):
     assert m["objective.linear_convex"] < m["objective.nonneg_convex"]
     assert m["identifiability.deg90"] > m["identifiability.deg1"]
     assert {"modularity.range_lost.rho0.8", "modularity.range_kept.rho0.8",
-            "tightness", "tightness.affine", "rank.nonneg"} <= set(m)
+            "tightness.nonneg", "tightness.affine", "rank.nonneg"} <= set(m)
+    assert m["rank.linear"] == 2 and m["tightness.linear"] < 1e-3
     cell = json.loads((tmp_path / "results.json").read_text())["cells"][0]
     assert any(a.endswith("convex_coding.png") for a in cell["artifacts"])
     table = next(a for a in cell["artifacts"] if a.endswith("sweeps.csv"))

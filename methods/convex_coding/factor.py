@@ -10,15 +10,18 @@ import numpy as np
 from scipy.optimize import minimize
 
 
-def numerical_rank(q: np.ndarray, tol: float = 1e-3) -> int:
+RANK_TOL = 1e-3  # eigenvalues below this share of the largest are solver noise
+
+
+def numerical_rank(q: np.ndarray) -> int:
     w = np.linalg.eigvalsh(q)
-    return int((w > tol * max(w.max(), 1e-12)).sum())
+    return int((w > RANK_TOL * max(w.max(), 1e-12)).sum())
 
 
 def eig_factor(q: np.ndarray) -> np.ndarray:
-    """Z (rank x stimuli) with Z^T Z = Q."""
+    """Z (rank x stimuli) with Z^T Z = Q, from the eigenvalues above the rank tolerance."""
     w, v = np.linalg.eigh(q)
-    keep = w > 1e-3 * max(w.max(), 1e-12)
+    keep = w > RANK_TOL * max(w.max(), 1e-12)
     return (v[:, keep] * np.sqrt(w[keep])).T
 
 

@@ -10,8 +10,9 @@ Metrics:
 - `q_spread.{linear,nonneg}`: max |Q_clarabel - Q_scs| / max |Q|: one Q whichever solver;
   `q_distance_gd.{linear,nonneg}`: mean relative distance of the descents' Z^T Z to that Q.
 - `linear_closed_form_error`: relative distance of the solvers' linear Q to the closed form.
-- `rank.{linear,nonneg}`, `tightness`: rank of Q, relative error of Z^T Z against Q for the
-  recovered non-negative activities; `tightness.affine`: the same, mean over the sweeps.
+- `rank.{linear,nonneg}`, `tightness.{linear,nonneg}`: rank of Q, relative error of Z^T Z
+  against Q for the activities recovered from it (eigendecomposition; symmetric NMF);
+  `tightness.affine`: the same for the sweeps' affine codes, mean over the sweeps.
 - `identifiability.deg<A>`: matched |correlation| of recovered and true tunings when the two
   sources' directions are A degrees apart (X = A S, S >= 0 the tunings).
 - `modularity.range_{lost,kept}.rho<R>`: modularity of the optimal non-negative affine code
@@ -29,7 +30,8 @@ from threadpoolctl import threadpool_limits
 
 from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
 from methods.convex_coding.descent import descend
-from methods.convex_coding.factor import fewest_units, numerical_rank, symnmf, tightness
+from methods.convex_coding.factor import (eig_factor, fewest_units, numerical_rank, symnmf,
+                                          tightness)
 from methods.convex_coding.measures import matched_correlation, modularity
 from methods.convex_coding.plot import figure
 from methods.convex_coding.problem import (SOLVERS, linear_closed_form, objective,
@@ -52,7 +54,7 @@ class Config(BaseModel):
 
 def grid(quick: bool) -> list[dict]:
     if quick:
-        base = Config(stimuli=24, starts=4)
+        base = Config(stimuli=24, starts=4, steps=5000, lr=0.03)
         return [base.model_dump(), base.model_copy(update={"energy": 1.0}).model_dump()]
     base = Config(stimuli=40, sweep_stimuli=300, starts=8, steps=20000, lr=0.01,
                   angles=[90.0, 60.0, 30.0, 20.0, 10.0, 5.0, 3.0, 2.0, 1.0],
@@ -62,8 +64,8 @@ def grid(quick: bool) -> list[dict]:
 
 def _convex_vs_descent(cfg: Config, rng: np.random.Generator, seed: int
                        ) -> tuple[dict[str, float], dict[str, list[float]]]:
-    """Both codes on one source sample: the solvers' Q, the closed form (linear), gradient
-    descent from several starts, and activities recovered from Q (non-negative)."""
+    """Both codes on one source sample: the solvers' Q against gradient descent from several
+    starts, then the activities recovered from Q."""
     x = box(cfg.sources, cfg.stimuli, rng)
     f = lambda q: objective(q, x, cfg.gamma, cfg.energy)  # noqa: E731
     metrics: dict[str, float] = {}
@@ -72,26 +74,36 @@ def _convex_vs_descent(cfg: Config, rng: np.random.Generator, seed: int
         qs = [solve_free(x, cfg.gamma, cfg.energy, nonneg, s) for s in SOLVERS]
         descents = [descend(x, cfg.gamma, cfg.energy, cfg.units, nonneg, 1000 * seed + i,
                             cfg.steps, cfg.lr) for i in range(cfg.starts)]
-        runs[name] = [f(z.T @ z) for z in descents]
+        runs[name], runs[f"{name}_convex"] = [f(z.T @ z) for z in descents], [f(qs[0])]
         metrics |= {f"objective.{name}_convex": f(qs[0]),
                     f"objective.{name}_gd_best": min(runs[name]),
                     f"objective.{name}_gd_mean": float(np.mean(runs[name])),
                     f"q_spread.{name}": float(np.abs(qs[0] - qs[1]).max() / np.abs(qs[0]).max()),
                     f"q_distance_gd.{name}": float(np.mean([tightness(z, qs[0])
-                                                            for z in descents])),
-                    f"rank.{name}": float(numerical_rank(qs[0]))}
-        runs[f"{name}_convex"] = [f(qs[0])]
-        if nonneg:
-            z = symnmf(qs[0], cfg.units, rng)
-            polished = descend(x, cfg.gamma, cfg.energy, cfg.units, True, seed, cfg.steps,
-                               cfg.lr, init=z)
-            metrics |= {"tightness": tightness(z, qs[0]), "objective.nonneg_recovered": f(z.T @ z),
-                        "objective.nonneg_polished": f(polished.T @ polished)}
-        else:
-            exact = linear_closed_form(x, cfg.gamma, cfg.energy)
-            metrics["linear_closed_form_error"] = max(
-                float(np.linalg.norm(q - exact) / np.linalg.norm(exact)) for q in qs)
+                                                            for z in descents]))}
+        metrics |= (_recover_nonneg(x, qs[0], cfg, rng, seed) if nonneg else
+                    _recover_linear(x, qs, cfg))
     return metrics, runs
+
+
+def _recover_linear(x: np.ndarray, qs: list[np.ndarray], cfg: Config) -> dict[str, float]:
+    """The solvers against the closed form, and activities by eigendecomposition."""
+    exact = linear_closed_form(x, cfg.gamma, cfg.energy)
+    z = eig_factor(qs[0])
+    return {"linear_closed_form_error": max(float(np.linalg.norm(q - exact)
+                                                  / np.linalg.norm(exact)) for q in qs),
+            "rank.linear": float(len(z)), "tightness.linear": tightness(z, qs[0])}
+
+
+def _recover_nonneg(x: np.ndarray, q: np.ndarray, cfg: Config, rng: np.random.Generator,
+                    seed: int) -> dict[str, float]:
+    """Non-negative activities factorised out of Q, as they are and after descent from them."""
+    f = lambda z: objective(z.T @ z, x, cfg.gamma, cfg.energy)  # noqa: E731
+    z = symnmf(q, cfg.units, rng)
+    polished = descend(x, cfg.gamma, cfg.energy, cfg.units, True, seed, cfg.steps, cfg.lr,
+                       init=z)
+    return {"rank.nonneg": float(numerical_rank(q)), "tightness.nonneg": tightness(z, q),
+            "objective.nonneg_recovered": f(z), "objective.nonneg_polished": f(polished)}
 
 
 def affine_code(x: np.ndarray, cfg: Config, rng: np.random.Generator
