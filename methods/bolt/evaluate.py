@@ -24,8 +24,8 @@ from methods.bolt.model import Scorer, parameters
 from methods.bolt.questions import TYPES
 from methods.bolt.router import Candidates, Router, apply, fixed_plans, random_plans
 from methods.bolt.scene import HIGH
-from methods.bolt.train import (STUDENTS, Config, Trained, one_thread, probs, scores,
-                               target_sets, train_all)
+from methods.bolt.train import STUDENTS, Config, Trained, probs, scores, target_sets, train_all
+from methods.threads import one_thread
 from streams import local_clock
 
 SWEEP = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.5)

@@ -9,7 +9,6 @@ Option-level Decision Distillation (ODD): L = KL(p_teacher || p_student) tau^2
 from __future__ import annotations
 
 import copy
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from methods.bolt import policy
 from methods.bolt.data import BROAD, TARGET, QASet, generate, split, views
 from methods.bolt.model import PAD, Scorer, build
 from methods.cache import CHECKPOINT
+from methods.threads import one_thread
 
 TAU_KD = 2.0
 CE_WEIGHT = 0.1
@@ -194,18 +194,6 @@ class Trained:
             models[name].load_state_dict(weights)
             models[name].eval()
         return cls(Config(**state["config"]), models, state["temperature"])
-
-
-@contextmanager
-def one_thread():
-    """Torch on one thread while training: these models are small, and two threads on two
-    busy cores spin against each other (measured: 10x slower when another process runs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def train_all(cfg: Config) -> Trained:

@@ -6,16 +6,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from methods.threads import one_thread
+
 
 def descend(x: np.ndarray, gamma: float, energy: float, units: int, nonneg: bool,
             seed: int, steps: int, lr: float, init: np.ndarray | None = None) -> np.ndarray:
     """Activities Z (units x stimuli) after `steps` of Adam on
     ||X - W Z - b||^2 + gamma ||W||^2 + energy ||Z||^2 (per stimulus), starting from `init`
     (units x stimuli) if given."""
-    # one thread: these tensors are tiny, and threads fighting over shared cores cost 30x
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         gen = torch.Generator().manual_seed(seed)
         xt = torch.as_tensor(x, dtype=torch.float64)
         d, t = xt.shape
@@ -34,5 +33,3 @@ def descend(x: np.ndarray, gamma: float, energy: float, units: int, nonneg: bool
                 with torch.no_grad():
                     z.clamp_(min=0.0)
         return z.detach().numpy()
-    finally:
-        torch.set_num_threads(threads)

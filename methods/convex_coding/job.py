@@ -26,7 +26,6 @@ from typing import Annotated
 
 import numpy as np
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
 from methods.convex_coding.descent import descend
@@ -36,6 +35,7 @@ from methods.convex_coding.measures import matched_correlation, modularity
 from methods.convex_coding.plot import figure
 from methods.convex_coding.problem import (SOLVERS, linear_closed_form, objective,
                                            solve_affine, solve_free)
+from methods.threads import one_thread
 
 
 class Config(BaseModel):
@@ -148,9 +148,7 @@ def _label(row: dict) -> str:
 def run(config: dict, seed: int, out: Path) -> dict:
     cfg = Config(**config)
     rng = np.random.default_rng(seed)
-    # one BLAS thread: the matrices are small and cells already run in parallel; threads
-    # contending for shared cores made the factorisations 30x slower
-    with threadpool_limits(1):
+    with one_thread():
         metrics, runs = _convex_vs_descent(cfg, rng, seed)
         ident_rows, examples = _identifiability(cfg, rng)
         rows = ident_rows + _modularity(cfg, rng)

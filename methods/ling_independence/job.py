@@ -16,12 +16,12 @@ from typing import Annotated
 
 import numpy as np
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from methods.ling_independence.baselines import hsic_pvalue, kci_pvalue
 from methods.ling_independence.data import NOISES, Noise, pair, random_dag, sample_sem
 from methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
 from methods.ling_independence.ling import MEAN_PARTS, combined_pvalue, parts, permutations
+from methods.threads import one_thread
 
 TESTS = ("ling", "ling_mean", "hsic", "kci")
 PC_TESTS = ("ling", "kci", "fisherz")
@@ -83,7 +83,7 @@ def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     cfg = Config(**config)
     rng = np.random.default_rng(seed)
     np.random.seed(seed)  # hyppo's permutations come from numpy's global generator
-    with threadpool_limits(1):  # small matrices: threads only fight the other workers
+    with one_thread():
         rates = rejection_rates(cfg, rng)
         scores = discovery_scores(cfg, rng)
     _table(rates, out / "rejection_rates.csv")

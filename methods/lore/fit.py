@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from methods.lore.embed import Fit, gradient, irsvt, losses_per_triplet
+from methods.threads import one_thread
 
 
 @dataclass
@@ -60,7 +60,7 @@ def choose(t: np.ndarray, n: int, s: Settings, rng: np.random.Generator
 def fit(t: np.ndarray, n: int, s: Settings, rng: np.random.Generator
         ) -> tuple[Fit, Fit, float, float]:
     """(nuclear, lore, nuclear's fraction, lore's fraction), refitted on all of `t`."""
-    with threadpool_limits(1):  # tiny eigenproblems: BLAS threads only fight each other
+    with one_thread():
         frac_nuclear, frac_lore = choose(t, n, s, rng)
         top = lam_max(t, n)
         nuclear = irsvt(t, n, frac_nuclear * top, 1.0, 0.0, s.iters)

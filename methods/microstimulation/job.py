@@ -26,10 +26,8 @@ import csv
 from pathlib import Path
 
 import numpy as np
-import torch
 from pydantic import BaseModel, Field
 from scipy.stats import pearsonr
-from threadpoolctl import threadpool_limits
 
 from methods.microstimulation import figures
 from methods.microstimulation.data import CLASSES, digits
@@ -44,6 +42,7 @@ from methods.microstimulation.topography import (
     smoothness,
 )
 from methods.microstimulation.train import fit, sheet_activity
+from methods.threads import one_thread
 
 
 class Config(BaseModel):
@@ -92,8 +91,7 @@ class Sheet:
 
 def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     cfg = Config(**config)
-    torch.set_num_threads(1)  # the runner puts one cell on each core
-    with threadpool_limits(1):  # BLAS threads fighting over shared cores: 40x slower fits
+    with one_thread():
         return _run(cfg, seed, out)
 
 
