@@ -17,6 +17,7 @@ from methods.bolt.evaluate import evaluate
 from methods.bolt.export import cached_bundle
 from methods.bolt.policy import load
 from methods.bolt.train import Config, train
+from runtime.console import results_table
 from runtime.pipeline import Pipeline
 from streams.zmq_link import Requester, free_endpoint
 
@@ -162,3 +163,4 @@ def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
     assert set(result["latency"]) == {"first", "hr", "rag", "qd"}
     assert result["peak_memory_mb"]["teacher"] > 0
     assert (tmp_path / "bolt.png").stat().st_size > 10_000
+    assert results_table(result).row_count == 11
