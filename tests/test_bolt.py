@@ -9,10 +9,10 @@ from methods.bolt.data import BROAD, TARGET, generate, split, tensors, views
 from methods.bolt.metrics import ece, risk_coverage, summary
 from methods.bolt.model import build, parameters
 from methods.bolt.questions import NONE, compose, decompositions, parse, paraphrases, truth
-from methods.bolt.router import (Candidates, Router, final, fit_gains, fixed_plans,
+from methods.bolt.router import (Candidates, Router, apply, final, fit_gains, fixed_plans,
                                  random_plans)
 from methods.bolt.scene import BASE, HIGH, view
-from methods.bolt.train import (Config, fit, fit_temperature, lm_loss, odd_loss, probs, scores,
+from methods.bolt.train import (fit, fit_temperature, lm_loss, odd_loss, probs, scores,
                                 teacher_targets, token_kd_loss)
 
 
@@ -149,17 +149,11 @@ def test_router_buys_the_action_that_pays_and_hits_its_target_cost():
     routed = router.plans(test.features)
     rng = np.random.default_rng(0)
     cost = router.cost(routed)
-    acc = lambda plans: np.mean(act_final(test, plans).argmax(1) == answer)  # noqa: E731
+    acc = lambda plans: np.mean(apply(test, plans).argmax(1) == answer)  # noqa: E731
     for a in act.ACTIONS:
         assert acc(routed) > acc(fixed_plans(a, len(test), cost, router.costs, rng))
     assert acc(routed) > acc(random_plans(len(test), cost, router.costs, rng))
     assert router.plan({"hr": 0.9, "rag": 0.9, "qd": 0.9}, budget=2.5) == ["rag", "qd"]
-
-
-def act_final(c: Candidates, plans) -> np.ndarray:
-    from methods.bolt.router import apply
-
-    return apply(c, plans)
 
 
 def test_final_answer_is_the_most_confident_candidate():
@@ -168,7 +162,3 @@ def test_final_answer_is_the_most_confident_candidate():
     out = final(first, [other])
     assert out[0].argmax() == 1 and out[1].argmax() == 0
 
-
-def test_quick_config_stays_small():
-    quick = Config.quick()
-    assert quick.pretrain_steps < Config().pretrain_steps

@@ -15,6 +15,7 @@ from methods.bolt import actions as act
 from methods.bolt.data import QASet
 from methods.bolt.model import Scorer
 from methods.bolt.router import Candidates, Router, fit_gains, fit_temperatures
+from methods.bolt.scene import BASE, view
 
 # Nominal costs in first passes, as a VLM pays them: high resolution re-encodes 9x the pixels,
 # decomposition answers two to four sub-questions, retrieval adds exemplars to the context.
@@ -40,10 +41,10 @@ def _images(qa: QASet) -> list[np.ndarray]:
     return [qa.frames[q.frame].image for q in qa.questions]
 
 
-def memory(score: act.Score, qa: QASet, temperature: float) -> act.Memory:
-    empty = act.Memory(np.zeros((0, 1)), np.array([]), np.array([]))
-    first = act.first_pass(score, _images(qa), qa.questions, empty, temperature)
-    return act.Memory.build(first.embedding, qa.questions)
+def memory(score: act.Score, qa: QASet) -> act.Memory:
+    """The retrieval exemplars: `qa`'s questions with their base-view embeddings."""
+    base = np.stack([view(im, BASE) for im in _images(qa)])
+    return act.Memory.build(act.run_batched(score, base, qa.questions)[1], qa.questions)
 
 
 def raw_candidates(score: act.Score, qa: QASet, mem: act.Memory, temperature: float,
@@ -67,7 +68,7 @@ def candidates(score: act.Score, qa: QASet, mem: act.Memory, router: Router,
 def fit(score: act.Score, train: QASet, val: QASet, temperature: float,
         target: float = TARGET_COST) -> tuple[Router, act.Memory, float, Candidates]:
     """Memory from `train`; temperatures, retrieval mix, gains and threshold on `val`."""
-    mem = memory(score, train, temperature)
+    mem = memory(score, train)
     first, raw = raw_candidates(score, val, mem, temperature, MIXES)
     answer = val.answers
     mix = max(MIXES, key=lambda m: np.mean(raw[f"rag@{m}"].argmax(1) == answer))
