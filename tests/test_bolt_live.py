@@ -164,3 +164,6 @@ def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
     assert result["peak_memory_mb"]["teacher"] > 0
     assert (tmp_path / "bolt.png").stat().st_size > 10_000
     assert results_table(result).row_count == 11
+    assert set(result["risk_coverage"]) == set(result["results"])
+    coverage, risk = zip(*result["risk_coverage"]["routed"])
+    assert coverage[-1] == 1.0 and np.isclose(risk[-1], 1 - result["results"]["routed"]["accuracy"])

@@ -19,7 +19,7 @@ from devices.placement import measure_peak_memory
 from methods.bolt import policy
 from methods.bolt.actions import ACTIONS
 from methods.bolt.data import option_mask, views
-from methods.bolt.metrics import ece, summary
+from methods.bolt.metrics import ece, risk_at, summary
 from methods.bolt.model import Scorer, parameters
 from methods.bolt.questions import TYPES
 from methods.bolt.router import Candidates, Router, apply, fixed_plans, random_plans
@@ -31,7 +31,7 @@ from streams import local_clock
 SWEEP = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.5)
 
 
-def model_results(trained: Trained, test) -> dict[str, dict]:
+def model_results(trained: Trained, test, curves: dict) -> dict[str, dict]:
     base = views(test)["base"]
     mask = torch.from_numpy(base["mask"])
     out = {}
@@ -39,6 +39,7 @@ def model_results(trained: Trained, test) -> dict[str, dict]:
         s = torch.from_numpy(scores(trained.models[name], base))
         raw = probs(s, mask).numpy()
         cal = probs(s, mask, trained.temperature[name]).numpy()
+        curves[name] = risk_at(cal, base["answer"])
         out[name] = summary(cal, base["answer"], base["mask"]) | {
             "ece_raw": ece(raw, base["answer"]), "temperature": trained.temperature[name],
             "parameters": parameters(trained.models[name])}
@@ -46,8 +47,9 @@ def model_results(trained: Trained, test) -> dict[str, dict]:
 
 
 def policy_results(c: Candidates, router: Router, answer: np.ndarray, valid: np.ndarray,
-                   seed: int) -> tuple[dict[str, dict], list[list[str]]]:
-    """Routed, never, each fixed action and random, all at the routed mean cost."""
+                   seed: int, curves: dict) -> tuple[dict[str, dict], list[list[str]]]:
+    """Routed, never, each fixed action and random, all at the routed mean cost (their
+    risk-coverage curves go into `curves`)."""
     rng = np.random.default_rng(seed)
     routed = router.plans(c.features)
     cost = router.cost(routed)
@@ -59,6 +61,7 @@ def policy_results(c: Candidates, router: Router, answer: np.ndarray, valid: np.
     out = {}
     for name, p in plans.items():
         final = apply(c, p)
+        curves[name] = risk_at(final, answer)
         out[name] = summary(final, answer, valid) | {
             "avg_cost": router.cost(p), "flip_rate": float(np.mean(final.argmax(1) != first))}
     return out, routed
@@ -141,13 +144,14 @@ def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dic
 def _evaluate(cfg: Config, out) -> dict:
     sets = target_sets(cfg)
     trained = train_all(cfg)
-    results = model_results(trained, sets["test"])
+    curves: dict[str, list] = {}
+    results = model_results(trained, sets["test"], curves)
     student = policy.torch_score(trained.models["odd"])
     t0 = trained.temperature["odd"]
     router, mem, mix, val = policy.fit(student, sets["train"], sets["val"], t0)
     test = policy.candidates(student, sets["test"], mem, router, t0, mix)
     answer, valid = sets["test"].answers, option_mask(sets["test"].questions)
-    policies, routed = policy_results(test, router, answer, valid, cfg.seed)
+    policies, routed = policy_results(test, router, answer, valid, cfg.seed, curves)
     results |= policies
     memory = {name: peak_memory(trained.models[name]) for name in ("teacher", "odd")}
     payload = {
@@ -157,7 +161,7 @@ def _evaluate(cfg: Config, out) -> dict:
         "routing": usage(routed, sets["test"].types),
         "peak_memory_mb": memory | {"ratio": memory["odd"] / max(memory["teacher"], 1e-9)},
         "latency": latencies(trained, sets["test"], router, mem, t0, mix, cfg.timed_requests),
-        "curve": sweep(router, val, test, answer),
+        "curve": sweep(router, val, test, answer), "risk_coverage": curves,
         "columns": ["accuracy", "nll", "brier", "ece", "ece_raw", "aurc", "avg_cost",
                     "flip_rate", "overconfident_wrong", "invalid_option_rate"],
     }

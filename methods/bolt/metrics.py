@@ -26,6 +26,13 @@ def risk_coverage(p: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.nda
     return n / len(wrong), np.cumsum(wrong) / n
 
 
+def risk_at(p: np.ndarray, answer: np.ndarray, points: int = 20) -> list[tuple[float, float]]:
+    """The risk-coverage curve at `points` evenly spaced coverages (for the report)."""
+    coverage, risk = risk_coverage(p, answer)
+    at = np.linspace(0, len(risk) - 1, points).round().astype(int)
+    return [(float(coverage[i]), float(risk[i])) for i in at]
+
+
 def aurc(p: np.ndarray, answer: np.ndarray) -> float:
     return float(risk_coverage(p, answer)[1].mean())
 
