@@ -29,10 +29,17 @@ Evaluate = Callable[[parity.Run], float]
 
 
 def make_fp16(src: Path, dst: Path) -> None:
-    """Weights and activations in float16; inputs and outputs stay float32 for the caller."""
-    from onnxconverter_common import float16
+    """Weights and activations in float16; inputs and outputs stay float32 for the caller.
 
-    model = float16.convert_float_to_float16(onnx.load(str(src)), keep_io_types=True)
+    ONNX Runtime's own converter: onnxconverter-common's leaves a Cast it retypes mismatched
+    in graphs with shape arithmetic (a GRU decoder over a dynamic image size), which then
+    does not load. Transposes stay float32: ONNX Runtime 1.32's CPU optimizer (MatMul-
+    Transpose fusion with the NCHWc transformer) crashes the process on float16 attention
+    layers (the CogMoE transformer)."""
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST, convert_float_to_float16
+
+    model = convert_float_to_float16(onnx.load(str(src)), keep_io_types=True,
+                                     op_block_list=[*DEFAULT_OP_BLOCK_LIST, "Transpose"])
     onnx.save(model, str(dst))
 
 
@@ -43,19 +50,26 @@ def make_int8(src: Path, dst: Path) -> None:
     (microsoft/onnxruntime#6430), and pyproject allows those versions.
 
     quant_pre_process (shape inference + graph optimization) improves the result but fails on
-    some graphs; then the model is quantized as exported, and the log says why.
+    some graphs; then the model is quantized as exported, and the log says why. Both log a
+    line per tensor on the root logger at INFO: it is held at WARNING while they run.
     """
     from onnxruntime.quantization import QuantType, quant_pre_process, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(prefix="edgert-int8-") as tmp:
-        source = Path(tmp) / "preprocessed.onnx"
-        try:
-            quant_pre_process(str(src), str(source))
-        except Exception as e:  # its failures are of every type; the fallback is always valid
-            log.info("quant_pre_process failed on %s (%s: %s); quantizing without it",
-                     src, type(e).__name__, e)
-            source = src
-        quantize_dynamic(str(source), str(dst), weight_type=QuantType.QUInt8)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.WARNING))
+    try:
+        with tempfile.TemporaryDirectory(prefix="edgert-int8-") as tmp:
+            source = Path(tmp) / "preprocessed.onnx"
+            try:
+                quant_pre_process(str(src), str(source))
+            except Exception as e:  # its failures are of every type; the fallback is valid
+                log.warning("quant_pre_process failed on %s (%s: %s); quantizing without it",
+                            src, type(e).__name__, e)
+                source = src
+            quantize_dynamic(str(source), str(dst), weight_type=QuantType.QUInt8)
+    finally:
+        root.setLevel(level)
 
 
 MAKERS = {"fp16": make_fp16, "int8": make_int8}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 
@@ -28,8 +29,9 @@ class Method:
     Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}};
     `demos` maps a demo name to `fn(duration, run) -> report`; `pipeline` names the
     default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods);
-    `sources(name, seconds)` -> (recordings, `--set` overrides) simulates that pipeline's
-    inputs as streams named from `name` (what `edgert bench` replays into it). A batch job's
+    `sources(name, seconds)` -> (feeds, `--set` overrides) simulates that pipeline's
+    inputs for `edgert bench`: each feed (a Replay of streams named from `name`, or a client
+    of a service pipeline) has `open()`, `ready(timeout)`, `start()`, `wait()`, `stop()`. A batch job's
     `run(config, seed, out_dir) -> {metric: number}`; `grid(quick)` gives its default configs
     and `config` (a pydantic model) validates a user's."""
 
@@ -44,3 +46,10 @@ class Method:
     grid: Callable[[bool], list[dict]] | None = None
     config: type | None = None
     demos: dict[str, Callable[..., dict]] = field(default_factory=dict)
+
+    def checkpoint(self) -> Path | None:
+        """This machine's trained checkpoint (what demos and `edgert bench` use), if any."""
+        from methods.cache import CHECKPOINT, cache_folder
+
+        path = cache_folder(self.name) / CHECKPOINT
+        return path if path.exists() else None

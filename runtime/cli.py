@@ -423,7 +423,8 @@ def bench(
     out: Optional[Path] = typer.Option(None, help="Folder for results.json, report.md and "
                                        "plots (required to run suites)."),
     bundle: list[Path] = typer.Option([], "--bundle", help="inference: a bundle to measure "
-                                      "(repeat for more); default: the reference bundle."),
+                                      "(repeat for more); default: the reference bundle and every live "
+                                      "method's model on this machine."),
     threshold: float = typer.Option(0.1, help="compare: tolerated change, as a fraction."),
 ) -> None:
     """Run latency benchmarks, or compare two runs.

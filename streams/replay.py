@@ -211,6 +211,11 @@ class Replay:
             self.sinks = [self.make_sink(r.info) for r in self.recordings]
         return self.sinks
 
+    def ready(self, timeout: float) -> bool:
+        """Every sink has a consumer (sinks that cannot tell count as ready)."""
+        return all(sink.wait_for_consumers(timeout) for sink in self.open()
+                   if hasattr(sink, "wait_for_consumers"))
+
     def start(self) -> "Replay":
         if self._thread is not None:
             raise RuntimeError("this replay was already started; make a new Replay")

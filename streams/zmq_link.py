@@ -11,6 +11,7 @@ The wire format is docs/wire.md; PUB/SUB messages carry the stream name as a fir
 from __future__ import annotations
 
 import socket
+import time
 from typing import Callable, Self
 
 import zmq
@@ -27,6 +28,20 @@ def free_endpoint(host: str = "127.0.0.1") -> str:
     with socket.socket() as s:
         s.bind((host, 0))
         return f"tcp://{host}:{s.getsockname()[1]}"
+
+
+def listening(endpoint: str, timeout: float) -> bool:
+    """True once something accepts TCP connections at a tcp:// endpoint (within `timeout` s)."""
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=0.2).close()
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def _ms(timeout: float | None) -> int | None:

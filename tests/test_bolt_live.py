@@ -167,3 +167,18 @@ def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
     assert set(result["risk_coverage"]) == set(result["results"])
     coverage, risk = zip(*result["risk_coverage"]["routed"])
     assert coverage[-1] == 1.0 and np.isclose(risk[-1], 1 - result["results"]["routed"]["accuracy"])
+
+
+def test_bench_feeds_the_robot_service_from_a_simulated_robot(trained):
+    from runtime.bench.pipelines import Config as BenchConfig, run_pipelines
+
+    cfg = BenchConfig(seconds=3.0, repeats=1, method_seconds=3.0)
+    out = run_pipelines(True, config=cfg, paths=[pipelines.find("robot")])
+    robot = out["results"]["robot"]
+    assert "skipped" not in robot, robot
+    answered = robot["nodes"]["answer"]["processed"]
+    assert answered >= 20, "a robot at 10 Hz for 3 s"
+    assert robot["end_to_end"]["count"] == 2 * answered, "each answer reaches reply and log"
+    assert 0 < robot["end_to_end"]["p50_ms"] < robot["end_to_end"]["max_ms"]
+    assert robot["dropped"] == 0 and not robot["quarantined"]
+    assert robot["cpu_pct_mean"] is not None

@@ -13,4 +13,5 @@ from methods.base import Method, lazy
 METHOD = Method(name="bolt", kind="stream", train=lazy("methods.bolt.train:train"),
                 export=lazy("methods.bolt.export:export"),
                 evaluate=lazy("methods.bolt.evaluate:evaluate"), pipeline="robot",
+                sources=lazy("methods.bolt.demo:sources"),
                 demos={"robot": lazy("methods.bolt.demo:robot")})

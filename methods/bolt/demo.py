@@ -21,17 +21,20 @@ from runtime.demo import run_demo
 from runtime.pipeline import Pipeline
 from streams import local_clock
 from streams.wire import RemoteError
-from streams.zmq_link import Requester, free_endpoint
+from streams.zmq_link import Requester, free_endpoint, listening
 
 BUDGETS = (1.0, 2.0, 4.0)
 
 
 class Robot:
-    """Sends one question after another (REQ), keeps the replies and their latency."""
+    """Sends one question after another (REQ) for up to `seconds`, keeps the replies and their
+    latency. Also a feed for `edgert bench` (open, ready, start, wait, stop)."""
 
-    def __init__(self, endpoint: str, rate: float, seed: int = 0):
+    def __init__(self, endpoint: str, rate: float, seed: int = 0,
+                 seconds: float = float("inf")):
         self.endpoint = endpoint
         self.period = 1.0 / rate
+        self.seconds = seconds
         self.qa = generate(30, 4, 3, TARGET, 0.15, seed + 900)
         self.replies: list[tuple[str, float, dict, float]] = []
         self.errors: list[str] = []
@@ -39,9 +42,10 @@ class Robot:
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def run(self) -> None:
+        end = local_clock() + self.seconds
         with Requester(self.endpoint) as req:
             for i, q in enumerate(self.qa.questions):
-                if not self.running:
+                if not self.running or local_clock() > end:
                     return
                 budget = BUDGETS[i % len(BUDGETS)]
                 deadline = 1.0 if i % 20 == 19 else None
@@ -58,9 +62,23 @@ class Robot:
                 if wait > 0:
                     threading.Event().wait(wait)
 
+    def open(self) -> list:
+        return []
+
+    def ready(self, timeout: float) -> bool:
+        """The service listens (so no request waits for the pipeline to start)."""
+        return listening(self.endpoint, timeout)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def wait(self) -> None:
+        self.thread.join()
+
     def stop(self) -> None:
         self.running = False
-        self.thread.join(6)
+        if self.thread.is_alive():
+            self.thread.join(6)
 
 
 def metrics(robot: Robot) -> dict:
@@ -96,6 +114,12 @@ def metrics(robot: Robot) -> dict:
 def overrides(service: str, log: str) -> list[str]:
     return [f"requests.endpoint={service}", f"reply.endpoint={service}",
             f"log.endpoint={log}", f"answer.bundle={cached_bundle()}"]
+
+
+def sources(name: str, seconds: float) -> tuple[list[Robot], list[str]]:
+    """A robot asking for `seconds`, and the pipeline's overrides (for `bench`)."""
+    service, log = free_endpoint(), free_endpoint()
+    return [Robot(service, rate=10.0, seconds=seconds)], overrides(service, log)
 
 
 def robot(duration: float | None, run) -> dict:

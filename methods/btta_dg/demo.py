@@ -86,10 +86,10 @@ def overrides(name: str, endpoint: str) -> list[str]:
             f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}"]
 
 
-def sources(name: str, seconds: float) -> tuple[list[Recording], list[str]]:
+def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     """The demo user's streams for `seconds`, and the pipeline's overrides (for `bench`)."""
     streams, _ = recordings(name, int(seconds / (synth.TRIAL_S + REST_S)) + 1)
-    return streams, overrides(name, free_endpoint())
+    return [Replay(streams, chunk_size=10)], overrides(name, free_endpoint())
 
 
 def bci(duration: float | None, run) -> dict:

@@ -72,9 +72,9 @@ def overrides(name: str) -> list[str]:
             f"estimate_zmq.endpoint={free_endpoint()}"]
 
 
-def sources(name: str, seconds: float) -> tuple[list[Recording], list[str]]:
+def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     """The drive's four streams for `seconds`, and the pipeline's overrides (for `bench`)."""
-    return recordings(name, int(seconds) + 1)[0], overrides(name)
+    return [Replay(recordings(name, int(seconds) + 1)[0], chunk_size=8)], overrides(name)
 
 
 def car(duration: float | None, run) -> dict:

@@ -1,6 +1,10 @@
 """Every bundle under ONNX Runtime (fp32, fp16, int8) against torch eager, single-stream at
 batch 1, in one process; and why edgert turns ONNX Runtime's thread spinning off.
 
+By default: the reference bundle and every live method's model on this machine, exported
+with its fp16 and int8 variants. A full run trains a method that has no model here yet
+(quick training, as `edgert demo` does); a quick run skips it and says how to train it.
+
 The engines are measured with `runtime.bench_model` (warm-up excluded, seeded inputs, CPU and
 memory sampled). The spinning check runs ONNX Runtime at a steady query rate beside a second
 thread running a small torch model, once with spinning off (edgert) and once with ONNX
@@ -21,7 +25,7 @@ import torch
 from rich.table import Table
 
 from devices.telemetry import Sampler
-from export.bundle import Bundle
+from export.bundle import Bundle, ExportError
 from runtime.backends.ort import session_options
 from runtime.bench.common import Steps, median_over, reference_in, summarize
 from runtime.bench_model import bench_model, random_inputs
@@ -176,18 +180,51 @@ def spin_phases(path: Path, cfg: Config, seed: int) -> dict:
 
 def run_inference(quick: bool, out_dir: Path | None = None, progress=None,
                   config: Config | None = None, bundles: list[Path] | None = None) -> dict:
-    """Engines and spinning for each bundle; by default the reference bundle (fp32, fp16,
-    int8) exported into out_dir."""
+    """Engines and spinning for each bundle; by default the reference bundle and the live
+    methods' bundles (fp32, fp16, int8) exported into out_dir."""
     cfg = config or (QUICK if quick else FULL)
     per_bundle = 2 * cfg.repeats
     if bundles:
         steps = Steps(progress, "inference", per_bundle * len(bundles))
         return measure_all([Path(b) for b in bundles], cfg, steps)
-    steps = Steps(progress, "inference", 1 + per_bundle)
+    methods = live_methods()
+    steps = Steps(progress, "inference", (1 + len(methods)) * (1 + per_bundle))
     steps.next("export the reference bundle")
     with reference_in(out_dir) as path:
         steps.done()
-        return measure_all([path], cfg, steps)
+        paths, skipped = method_bundles(methods, path.parent / "methods", quick, steps)
+        result = measure_all([path, *paths], cfg, steps)
+    result["results"].update(skipped)
+    return result
+
+
+def live_methods() -> list:
+    """The installed methods that export a bundle for a live pipeline."""
+    from runtime.methods import find, installed
+
+    return [m for m in map(find, sorted(installed())) if m.kind == "stream" and m.export]
+
+
+def method_bundles(methods: list, root: Path, quick: bool,
+                   steps: Steps) -> tuple[list[Path], dict]:
+    """Each method's model exported with fp16 and int8 under root; in a quick run only those
+    already trained on this machine (the others skipped, saying how to train them)."""
+    paths, skipped = [], {}
+    for method in methods:
+        steps.next(f"export {method.name} (fp32, fp16, int8)")
+        checkpoint = method.checkpoint()
+        if checkpoint is None and quick:
+            skipped[method.name] = {"skipped": f"no trained {method.name} model on this "
+                                    f"machine; a full run trains one, or run `edgert demo` "
+                                    f"for it once"}
+        else:
+            try:
+                paths.append(method.export(root / method.name, checkpoint, fp16=True,
+                                           int8=True).path)
+            except ExportError as e:
+                skipped[method.name] = {"skipped": f"export failed: {e}"}
+        steps.done()
+    return paths, skipped
 
 
 def measure_all(paths: list[Path], cfg: Config, steps: Steps) -> dict:

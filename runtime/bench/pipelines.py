@@ -1,12 +1,12 @@
-"""Each shipped pipeline run by `edgert run`, fed by a simulated amplifier: latency per stage
+"""Each shipped pipeline run by `edgert run`, fed by simulated sources: latency per stage
 and end to end from the pipeline's report, and the process's CPU and peak memory.
 
-The amplifier (generated EEG replayed as a real LSL outlet, as `edgert demo` does) runs here;
-the pipeline runs in its own `edgert run` process, so the CPU and memory sampled are the
-pipeline's alone. A method's pipeline is fed by the method's own simulated sources
-(`Method.sources`: a synthetic user, a simulated drive); any other pipeline gets simulated
-EEG on a uniquely named stream per `lsl_inlet`. Pipelines with other kinds of source, or that
-do not run here, are reported as skipped with the reason.
+The sources run here; the pipeline runs in its own `edgert run` process, so the CPU and
+memory sampled are the pipeline's alone. A method's pipeline is fed by the method's own feeds
+(`Method.sources`: a synthetic user, a simulated drive, a robot asking questions over
+ZeroMQ); any other pipeline gets simulated EEG on a uniquely named stream per `lsl_inlet`.
+Pipelines with other kinds of source, or that do not run here, are reported as skipped with
+the reason.
 """
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ class Config:
     seed: int = 0
     chunk_size: int = 1
     connect_timeout: float = 30.0
+    method_seconds: float = 20.0  # a method's first output needs a full window or trial
 
 
 QUICK = Config(seconds=4.0, repeats=1)
-METHOD_SECONDS = 20.0  # a method's first output needs a full window or trial (10 s, 5.5 s)
 FULL = Config()
 
 
@@ -62,13 +62,15 @@ def feeds(spec: specs.PipelineSpec) -> tuple[list[str], list[StreamInfo]]:
     return overrides, infos
 
 
-def replays(spec: specs.PipelineSpec, cfg: Config, seed: int) -> tuple[list[Replay], list[str]]:
-    """The simulated sources of a pipeline, and the `--set` overrides that point it at them."""
+def simulated(spec: specs.PipelineSpec, cfg: Config, seed: int) -> tuple[list, list[str]]:
+    """The simulated sources of a pipeline (feeds with open, ready, start, wait and stop), and
+    the `--set` overrides that point it at them."""
     method = for_pipeline(spec.name)
     if method is not None and method.sources is not None:
-        recordings, overrides = method.sources(f"edgert-bench-{uuid.uuid4().hex[:6]}",
-                                               max(cfg.seconds, METHOD_SECONDS))
-        return [Replay(recordings, chunk_size=max(cfg.chunk_size, 8))], overrides
+        return method.sources(f"edgert-bench-{uuid.uuid4().hex[:6]}",
+                              max(cfg.seconds, cfg.method_seconds))
+    if others := unfed(spec):
+        raise PipelineError(f"no simulated feed for source(s) {', '.join(others)}")
     overrides, infos = feeds(spec)
     data = simulated_eeg(cfg.seconds, seed)
     return [Replay.from_arrays(info, data, chunk_size=cfg.chunk_size) for info in infos], \
@@ -100,16 +102,14 @@ def edgert_run(path: Path, overrides: list[str], report: Path, log: Path) -> sub
 
 def measure(path: Path, cfg: Config, seed: int) -> dict:
     """One run of one pipeline file: its report's figures and the process's resources."""
-    spec = specs.load(path)
-    if others := unfed(spec):
-        return {"skipped": f"no simulated feed for source(s) {', '.join(others)}"}
-    players, overrides = replays(spec, cfg, seed)
-    outlets = [outlet for player in players for outlet in player.open()]
+    players, overrides = simulated(specs.load(path), cfg, seed)
+    for player in players:
+        player.open()
     with tempfile.TemporaryDirectory() as tmp:
         report, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
         proc = edgert_run(path, overrides, report, log)
         try:
-            if not connected(outlets, proc, cfg.connect_timeout):
+            if not connected(players, proc, cfg.connect_timeout):
                 why = "never connected" if proc.poll() is None else f"exited {proc.returncode}"
                 stop(proc)
                 return {"skipped": f"edgert run {why}: {tail(log)}"}
@@ -129,11 +129,11 @@ def measure(path: Path, cfg: Config, seed: int) -> dict:
         return summary(json.loads(report.read_text()), sampler.summary())
 
 
-def connected(outlets: list, proc: subprocess.Popen, timeout: float) -> bool:
-    """Every outlet has its consumer; False at once if the pipeline process ended."""
+def connected(players: list, proc: subprocess.Popen, timeout: float) -> bool:
+    """Every feed is ready (its pipeline end is up); False at once if the process ended."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        if all(outlet.wait_for_consumers(0.2) for outlet in outlets):
+        if all(player.ready(0.2) for player in players):
             return True
     return False
 
@@ -183,6 +183,7 @@ def run_pipelines(quick: bool, out_dir: Path | None = None, progress=None,
     steps.finish()
     return {"config": {**asdict(cfg), "channels": len(CHANNELS), "rate_hz": RATE,
                        "runner": "edgert run PIPELINE --set SOURCE.name=... (own process)",
-                       "source": "simulated EEG replayed on LSL from the benchmark process",
+                       "source": "each method's simulated sources (Method.sources), else "
+                                 "simulated EEG replayed on LSL, from the benchmark process",
                        "seeds": [cfg.seed + i for i in range(cfg.repeats)]},
             "results": results}

@@ -76,9 +76,12 @@ def spinning(spin: dict) -> list[str]:
              s["companion"]["iterations_per_s"], s.get("companion_slowdown", 1.0),
              s.get("ort", {}).get("p50_ms"), s.get("ort", {}).get("p99_ms"), s["cpu_pct_mean"]]
             for name, s in spin.items()]
+    slow = {name: spin[name].get("companion_slowdown", 1.0) for name in ("spin_on", "spin_off")}
     return ["ONNX Runtime (default thread count) at a steady rate beside a thread running a "
-            "small torch model, standing for the rest of a pipeline: spinning threads take "
-            "its cores.", ""] + table(
+            "small torch model, standing for the rest of a pipeline. Slowdown: that thread's "
+            "rate alone over its rate beside ONNX Runtime (above 1: ONNX Runtime took its "
+            f"cores): {slow['spin_on']:.2f}x with spinning on (ONNX Runtime's default), "
+            f"{slow['spin_off']:.2f}x with spinning off (edgert's).", ""] + table(
         ["ONNX Runtime", "other thread p50 ms", "p99 ms", "iterations/s", "slowdown",
          "ORT p50 ms", "ORT p99 ms", "CPU %"], rows)
 
