@@ -1,9 +1,10 @@
-"""CogMoE's CL-Drive loader on a small dataset written here in CL-Drive's own layout."""
+"""CogMoE's CL-Drive and ADABase loaders on small files written here in each dataset's own
+layout."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from methods.cogmoe.data import read_cl_drive
+from methods.cogmoe.data import read_adabase, read_cl_drive
 
 
 def _write(root, participant="P01"):
@@ -43,3 +44,56 @@ def test_cl_drive_missing_participant_says_what_was_expected(tmp_path):
     (tmp_path / "Labels" / "P02.csv").write_text("rating\n5\n")
     with pytest.raises(FileNotFoundError, match="eeg_data_level_1.csv"):
         read_cl_drive(tmp_path, "P02", range(1, 3))
+
+
+def _write_adabase(path, rate=64):
+    """One subject: ECG at every row, EDA on every 8th, pupil and gaze on every 2nd; two
+    k-drive levels of 4 s and an n-back level; times in milliseconds."""
+    rng = np.random.default_rng(0)
+    n = 4 * rate
+    parts = []
+    for study, level in (("k-drive", 0), ("k-drive", 2), ("n-back", 1)):
+        part = pd.DataFrame({"ECG": rng.normal(size=n), "EDA": np.nan,
+                             "LEFT_PUPIL_DIAMETER": np.nan, "RIGHT_PUPIL_DIAMETER": np.nan,
+                             "LEFT_GAZE_POINT_ON_DISPLAY_AREA_X": np.nan,
+                             "LEFT_GAZE_POINT_ON_DISPLAY_AREA_Y": np.nan,
+                             "STUDY": study, "LEVEL": level})
+        part.loc[::8, "EDA"] = rng.normal(size=n // 8)
+        gaze = [c for c in part.columns if c.startswith(("LEFT", "RIGHT"))]
+        part.loc[::2, gaze] = rng.normal(size=(n // 2, len(gaze)))
+        parts.append(part)
+    frame = pd.concat(parts, ignore_index=True)
+    frame.insert(0, "TIMESTAMP", 1.7e12 + np.arange(len(frame)) * 1000.0 / rate)
+    frame.to_hdf(path, key="SIGNALS", format="table")
+
+
+def test_adabase_levels_sensors_on_their_own_samples(tmp_path):
+    path = tmp_path / "S01.h5"
+    _write_adabase(path)
+    levels = read_adabase(path, "k-drive")
+    assert [r.level for r in levels] == [0, 2]
+    first = levels[0]
+    assert set(first.signals) == {"ecg", "eda", "gaze"}, "no EEG in ADABase: left out"
+    t, ecg = first.signals["ecg"]
+    assert ecg.shape == (256, 1) and t[1] == pytest.approx(1 / 64)
+    t, eda = first.signals["eda"]
+    assert eda.shape == (32, 1) and t[1] == pytest.approx(8 / 64), "EDA's own 8-Hz samples"
+    assert not np.isnan(eda).any()
+    t, gaze = first.signals["gaze"]
+    assert gaze.shape == (128, 4)
+    assert [r.level for r in read_adabase(path, "n-back")] == [1]
+    with pytest.raises(ValueError, match="its level is the label"):
+        first.labels()
+
+
+def test_adabase_bad_input_names_the_file_and_the_fix(tmp_path):
+    path = tmp_path / "S01.h5"
+    _write_adabase(path)
+    with pytest.raises(ValueError, match="choose from"):
+        read_adabase(path, "driving")
+    with pytest.raises(FileNotFoundError, match="S02.h5"):
+        read_adabase(tmp_path / "S02.h5")
+    bad = tmp_path / "S03.h5"
+    pd.DataFrame({"ECG": [1.0, 2.0], "STUDY": ["k-drive"] * 2}).to_hdf(bad, key="SIGNALS")
+    with pytest.raises(ValueError, match=r"S03.h5.*\['LEVEL'\]"):
+        read_adabase(bad)

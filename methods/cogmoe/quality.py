@@ -8,7 +8,7 @@ ECG (the beat repeats) and at 50 ms for the others (signal is smooth, noise is n
 from __future__ import annotations
 
 import numpy as np
-from scipy import signal
+from scipy import fft, signal
 
 from methods.cogmoe.recovery import flat_runs
 
@@ -31,8 +31,9 @@ def autocorrelation(x: np.ndarray, rate: float, beat: bool) -> float:
     x = (x - x.mean()) / x.std()
     if beat:
         n = len(x)
-        spectrum = np.fft.rfft(x, 2 * n)
-        acf = np.fft.irfft(spectrum * np.conj(spectrum))[:n] / (n - np.arange(n))
+        size = fft.next_fast_len(2 * n, real=True)  # the valid length may be prime: slow
+        spectrum = fft.rfft(x, size)
+        acf = fft.irfft(spectrum * np.conj(spectrum), size)[:n] / (n - np.arange(n))
         return float(acf[int(0.33 * rate):int(1.5 * rate)].max())
     k = max(int(0.05 * rate), 1)
     return float(np.mean(x[:-k] * x[k:]))

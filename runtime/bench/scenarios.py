@@ -27,7 +27,7 @@ from runtime.spec import PipelineSpec
 
 @dataclass(frozen=True)
 class Config:
-    seconds: float = 8.0
+    seconds: float = 5.0
     warmup_s: float = 1.0
     repeats: int = 3
     seed: int = 0

@@ -60,7 +60,7 @@ def plan(quick: bool, variants: Sequence[str] | None, seconds: float | None) -> 
     streams = STREAMS[:1] if quick else STREAMS
     return {"streams": [{"channels": c, "rate": r} for c, r in streams],
             "chunk_sizes": list(CHUNKS[:1] if quick else CHUNKS),
-            "seconds": seconds or (2.0 if quick else 5.0), "repeats": 1 if quick else 3,
+            "seconds": seconds or (2.0 if quick else 4.0), "repeats": 1 if quick else 3,
             "warmup_s": WARMUP_S, "variants": chosen,
             "timeflux_graph_rate_hz": TIMEFLUX_RATE_HZ,
             "latency": "receipt time in the receiver minus the source timestamp of the sample "
