@@ -166,10 +166,8 @@ def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, groups: list[np.ndar
                    - maps[i][None]).reshape(len(rows), -1)
         observed = ~target
         offset = (offsets * observed).sum(1) / np.maximum(observed.sum(1), 1)
-        block = out[rows]
-        filled = np.tile(pred, (len(rows) // len(FREQS), 1)) + offset[:, None]
-        block[target] = filled[target]
-        out[rows] = block
+        r, c = np.nonzero(target)
+        out[rows[r], c] = pred[r % len(FREQS), c] + offset[r]
     return out
 
 
@@ -179,10 +177,10 @@ def _carry_phase(phase: np.ndarray, mask: np.ndarray, freqs: np.ndarray
     amplitude weight that fades over one period: a coherent continuation near the edge of a
     gap, the mean (zero) deep inside it, where the true phase is unknowable."""
     n = phase.shape[1]
-    t = np.arange(n)
+    t = np.arange(n, dtype=np.int32)
     last = np.maximum.accumulate(np.where(mask, -1, t), axis=1)
-    since = t - last
-    step = (2 * np.pi * freqs / GRID_HZ)[:, None]
+    since = (t - last).astype(np.float32)
+    step = (2 * np.pi * freqs / GRID_HZ).astype(np.float32)[:, None]
     ref = np.take_along_axis(phase, np.clip(last, 0, None), 1)
     carried = np.where(mask & (last >= 0), ref + since * step, phase)
     fade = np.where(mask, np.exp(-since * step / (2 * np.pi)), 1.0)
@@ -199,9 +197,9 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     present = ~missing
     clean = np.where(present, window, 0.0)
     fill = clean.sum(0) / np.maximum(present.sum(0), 1)
-    x = to_grid(np.where(missing, fill, window), rate).T
+    both = to_grid(np.hstack([np.where(missing, fill, window), missing]), rate).T
+    x, mask = both[:window.shape[1]], both[window.shape[1]:] > 0.05
     n = x.shape[1]
-    mask = to_grid(missing.astype(float), rate).T > 0.05
     w = cwt(x)
     maps = [_zmap(np.abs(w[ch]).mean(0)) for ch in sensors]
     lags = np.zeros(len(sensors))
@@ -244,13 +242,12 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
 
 def _observed_range(logmag: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the range of observed log-magnitudes: estimates for masked entries stay
-    inside it (a regression that extrapolates must not invent a burst)."""
-    observed = np.where(mask, np.nan, logmag)
-    seen = (~mask).any(1, keepdims=True)
-    with np.errstate(all="ignore"):
-        low = np.where(seen, np.nanmin(np.where(seen, observed, 0), 1, keepdims=True), -np.inf)
-        high = np.where(seen, np.nanmax(np.where(seen, observed, 0), 1, keepdims=True), np.inf)
-    return low, high
+    inside it (a regression that extrapolates must not invent a burst). Rows never observed
+    are not bounded."""
+    low = np.where(mask, np.inf, logmag).min(1, keepdims=True)
+    high = np.where(mask, -np.inf, logmag).max(1, keepdims=True)
+    unseen = mask.all(1, keepdims=True)
+    return np.where(unseen, -np.inf, low), np.where(unseen, np.inf, high)
 
 
 def _bursts(w: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:
