@@ -1,9 +1,7 @@
 """Training: pretrain the teacher and the student on the broad mix (answer-word likelihood, as a
-VLM is pretrained); tune the teacher on the robot's questions at low resolution only (it never
-sees the high-resolution view, so it is good but imperfect there); cache its option
-distributions on the target mix at tau_kd = 2; then fine-tune the student three ways (CE
-only, token-level KD, option-level decision distillation) and fit each model's temperature on
-validation (NLL).
+VLM is pretrained), cache the teacher's option distributions on the target mix at tau_kd = 2,
+then fine-tune the student three ways (CE only, token-level KD, option-level decision
+distillation) and fit each model's temperature on validation (NLL).
 
 Option-level Decision Distillation (ODD): L = KL(p_teacher || p_student) tau^2
 + 0.1 CE(label, p_student), both over the option scores, never over tokens.
@@ -151,8 +149,8 @@ def teacher_targets(teacher: Scorer, data: dict[str, dict[str, np.ndarray]]
                     ) -> dict[str, dict[str, np.ndarray]]:
     """The teacher's cached decisions at tau_kd, per view: option distributions (ODD) and
     next-word distributions along the right answer (token-level KD). It always looks at the
-    low-resolution view, the only one it was tuned on."""
-    high = data["base"]
+    high-resolution view: its decisions are what it would say with the best image."""
+    high = data["high"]
     s = torch.from_numpy(scores(teacher, high))
     options = probs(s / TAU_KD, torch.from_numpy(high["mask"])).numpy()
     with torch.no_grad():
@@ -206,9 +204,6 @@ def train_all(cfg: Config) -> Trained:
     with Progress() as bar:
         teacher = fit(build("teacher"), broad, lm_loss, cfg.pretrain_steps, cfg.seed,
                       progress=bar, what="teacher: pretrain (broad mix)")
-        low_only = {"base": target["base"], "high": target["base"]}
-        teacher = fit(teacher, low_only, ce_loss, cfg.finetune_steps, cfg.seed + 3,
-                      progress=bar, what="teacher: tune at low resolution")
         zero_shot = fit(build("student"), broad, lm_loss, cfg.pretrain_steps, cfg.seed + 1,
                         progress=bar, what="student: pretrain (broad mix)")
         cached = teacher_targets(teacher, target)
