@@ -43,7 +43,7 @@ class Config:
     spin_rate: float = 200.0
 
 
-QUICK = Config(queries=300, warmup=30, repeats=1, spin_seconds=3.0)
+QUICK = Config(queries=200, warmup=30, repeats=1, spin_seconds=1.5)
 FULL = Config()
 
 

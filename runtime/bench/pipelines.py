@@ -40,10 +40,10 @@ class Config:
     seed: int = 0
     chunk_size: int = 1
     connect_timeout: float = 30.0
-    method_seconds: float = 20.0  # a method's first output needs a full window or trial
+    method_seconds: float = 20.0  # first outputs need a window or trial (car 10 s, bci 5.5 s)
 
 
-QUICK = Config(seconds=4.0, repeats=1)
+QUICK = Config(seconds=4.0, repeats=1, method_seconds=12.0)
 FULL = Config()
 
 
