@@ -11,7 +11,7 @@ import pytest
 from runtime import spec
 from runtime.pipeline import Pipeline
 from streams import Chunk, StreamInfo, local_clock
-from streams.lsl import Inlet, Outlet, from_lsl_info, to_lsl_info
+from streams.lsl import FLAGS, Inlet, Outlet, from_lsl_info, to_lsl_info
 
 HERE = Path(__file__).parent
 
@@ -45,6 +45,16 @@ def test_info_round_trip_keeps_channels_and_units():
 def test_inlet_rejects_unknown_processing_flags():
     with pytest.raises(ValueError, match="unknown LSL processing flags"):
         Inlet(name="x", processing=("clocksync", "smooth"))
+
+
+def test_clocksync_is_left_off_for_a_stream_of_this_host(uid):
+    info = StreamInfo(name=f"cs-{uid}", type="EEG", channels=("a",), rate=100.0)
+    outlet = Outlet(info)
+    inlet = Inlet(name=info.name)
+    assert inlet.flags & FLAGS["clocksync"], "asked for by default"
+    assert inlet.open(5.0)
+    assert not inlet.applied & FLAGS["clocksync"], "one host, one clock: nothing to correct"
+    outlet.close()
 
 
 def test_string_markers_round_trip(uid):
