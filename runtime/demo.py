@@ -72,10 +72,14 @@ def band_power(data: np.ndarray, low: float, high: float) -> float:
 
 
 def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
-    """What a user checks: nothing lost, latency as the client sees it, mains and drift gone."""
+    """What a user checks: nothing lost, latency as the client sees it, mains and drift gone.
+
+    The client's samples are the last `len(out)` sent, so alpha is compared with that span of
+    the raw signal (its amplitude drifts over the recording)."""
     out = np.concatenate(client.data) if client.data else np.zeros((0, len(CHANNELS)))
     lat = np.array(client.latency) * 1e3 if client.latency else np.zeros(1)
-    settled = out[int(RATE):]
+    start = max(sent - len(out), 0)
+    settled, reference = out[int(RATE):], raw[start + int(RATE):start + len(out)]
     span = round((client.stamps[-1] - client.stamps[0]) * RATE) + 1 if client.stamps else 0
     return {
         "samples_sent": sent,
@@ -83,10 +87,10 @@ def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
         "samples_lost_after_connect": span - client.samples,
         "client_p50_ms": float(np.percentile(lat, 50)),
         "client_p99_ms": float(np.percentile(lat, 99)),
-        "mains_attenuation_db": float(10 * np.log10(band_power(raw, 48, 52) /
+        "mains_attenuation_db": float(10 * np.log10(band_power(reference, 48, 52) /
                                                     band_power(settled, 48, 52)))
         if len(settled) > 256 else 0.0,
-        "alpha_kept_ratio": band_power(settled, 8, 12) / band_power(raw, 8, 12)
+        "alpha_kept_ratio": band_power(settled, 8, 12) / band_power(reference, 8, 12)
         if len(settled) > 256 else 0.0,
     }
 
