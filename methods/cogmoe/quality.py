@@ -15,14 +15,17 @@ from methods.cogmoe.recovery import flat_runs
 BANDS_HZ = {"eeg": (1.0, 30.0), "ecg": (0.5, 40.0), "eda": (0.0, 1.5), "gaze": (0.0, 4.0)}
 
 
-def snr_db(x: np.ndarray, rate: float, band: tuple[float, float]) -> float:
-    """In-band over out-of-band power (dB) of the valid samples of one channel."""
-    if len(x) < int(rate):
-        return -20.0
-    f, psd = signal.welch(x - x.mean(), fs=rate, nperseg=min(len(x), int(2 * rate)))
-    inside = (f >= band[0]) & (f <= band[1])
-    p_in, p_out = psd[inside].sum(), psd[~inside & (f > 0)].sum()
-    return float(10 * np.log10((p_in + 1e-12) / (p_out + 1e-12)))
+def snr_db(x: np.ndarray, rate: float, bands: list[tuple[float, float]]) -> np.ndarray:
+    """In-band over out-of-band power (dB) of each row of `x` (equal-length valid samples of
+    one channel each), each row against its own band; one Welch call for all rows."""
+    if x.shape[-1] < int(rate):
+        return np.full(len(x), -20.0)
+    f, psd = signal.welch(x - x.mean(-1, keepdims=True), fs=rate,
+                          nperseg=min(x.shape[-1], int(2 * rate)), axis=-1)
+    inside = np.array([(f >= low) & (f <= high) for low, high in bands])
+    p_in = (psd * inside).sum(-1)
+    p_out = (psd * (~inside & (f > 0))).sum(-1)
+    return 10 * np.log10((p_in + 1e-12) / (p_out + 1e-12))
 
 
 def autocorrelation(x: np.ndarray, rate: float, beat: bool) -> float:
@@ -44,12 +47,16 @@ def indices(window: np.ndarray, rate: float, sensors: list[np.ndarray],
     """(sensors, 3): SNR score, 1 - missing fraction, autocorrelation; each in [0, 1].
     `missing` is `flat_runs(window, rate)` when the caller has it already."""
     missing = flat_runs(window, rate) if missing is None else missing
+    valid = [~missing[:, ch].any(1) for ch in sensors]
+    xs = [window[ok][:, ch].mean(1) for ok, ch in zip(valid, sensors)]
+    snr = np.zeros(len(sensors))
+    for n in {len(x) for x in xs}:  # sensors with as many valid samples share a Welch call
+        rows = [i for i, x in enumerate(xs) if len(x) == n]
+        snr[rows] = snr_db(np.stack([xs[i] for i in rows]), rate,
+                           [BANDS_HZ[names[i]] for i in rows])
     out = np.zeros((len(sensors), 3))
-    for i, (ch, name) in enumerate(zip(sensors, names)):
-        valid = ~missing[:, ch].any(1)
-        x = window[valid][:, ch].mean(1)
-        snr = snr_db(x, rate, BANDS_HZ[name])
-        out[i] = [1 / (1 + np.exp(-(snr - 5.0) / 4.0)), valid.mean(),
+    for i, (x, name) in enumerate(zip(xs, names)):
+        out[i] = [1 / (1 + np.exp(-(snr[i] - 5.0) / 4.0)), valid[i].mean(),
                   np.clip(autocorrelation(x, rate, name == "ecg"), 0, 1)]
     return out
 

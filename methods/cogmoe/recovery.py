@@ -12,6 +12,7 @@ transform fills the masked samples.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -69,27 +70,25 @@ def flat_runs(x: np.ndarray, rate: float, min_s: float = 0.3) -> np.ndarray:
     that stopped: LSL sends nothing, the aligner holds the last value), or NaN. `min_s` is
     longer than a slow sensor's chunk period (8 EDA samples at 32 Hz hold for 250 ms)."""
     same = np.vstack([np.zeros((1, x.shape[1]), bool), np.diff(x, axis=0) == 0])
-    out = np.isnan(x)
-    need = max(int(min_s * rate), 2)
-    for c in range(x.shape[1]):
-        edges = np.diff(np.r_[0, same[:, c].astype(int), 0])
-        for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
-            if b - a + 1 >= need:
-                out[max(a - 1, 0):b, c] = True
-    return out
+    run = np.cumsum(~same, axis=0) - 1 + np.arange(x.shape[1]) * len(x)  # one id per run
+    length = np.bincount(run.ravel(), minlength=x.size)[run]
+    return np.isnan(x) | (length >= max(int(min_s * rate), 2))
 
 
 def to_grid(x: np.ndarray, rate: float) -> np.ndarray:
     """(samples, channels) at `rate` -> the 100-Hz grid (polyphase, anti-aliased)."""
-    up, down = _ratio(rate)
-    return signal.resample_poly(x, up, down, axis=0)
+    up, down, taps = _resampler(float(rate))
+    return signal.resample_poly(x, up, down, axis=0, window=taps)
 
 
-def _ratio(rate: float) -> tuple[int, int]:
-    from fractions import Fraction
-
+@lru_cache(maxsize=8)
+def _resampler(rate: float) -> tuple[int, int, np.ndarray]:
+    """Up and down factors and resample_poly's own default filter (Kaiser, beta 5), designed
+    once per rate rather than on every window."""
     f = Fraction(GRID_HZ / rate).limit_denominator(1000)
-    return f.numerator, f.denominator
+    most = max(f.numerator, f.denominator)
+    return f.numerator, f.denominator, signal.firwin(20 * most + 1, 1 / most,
+                                                     window=("kaiser", 5.0))
 
 
 def _zmap(magnitude: np.ndarray) -> np.ndarray:
@@ -135,9 +134,8 @@ def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
         u, _, _ = np.linalg.svd(basis.T @ centred, full_matrices=False)
         top = basis @ u[:, :rank]
         filled = np.where(holes, top @ (top.T @ centred) + mean, coarse)
-    estimate = np.repeat(filled, pool, axis=1)
-    estimate = np.concatenate([estimate, estimate[:, -1:].repeat(matrix.shape[1] - n, 1)], 1)
-    return np.where(mask, estimate, matrix)
+    block = np.minimum(np.arange(matrix.shape[1]) // pool, filled.shape[1] - 1)
+    return np.where(mask, filled[:, block], matrix)
 
 
 def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, groups: list[np.ndarray],
