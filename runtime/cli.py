@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -56,7 +57,11 @@ def _write_json(path: Optional[Path], payload: dict) -> None:
 
 
 def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> dict:
-    """Run a pipeline with a live table (refreshed each second) until duration or Ctrl-C."""
+    """Run a pipeline with a live table (refreshed each second) until duration or Ctrl-C.
+
+    SIGINT always stops it cleanly, with its report, even when started in the background by
+    a shell without job control (which hands the process SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if pipeline.started_at is None:
         pipeline.start()
     end = None if duration is None else time.monotonic() + duration
