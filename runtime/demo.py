@@ -74,8 +74,8 @@ def band_power(data: np.ndarray, low: float, high: float) -> float:
 def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
     """What a user checks: nothing lost, latency as the client sees it, mains and drift gone.
 
-    The client's samples are the last `len(out)` sent, so alpha is compared with that span of
-    the raw signal (its amplitude drifts over the recording)."""
+    The client's samples are the last `len(out)` sent, so mains and alpha are compared with
+    that span of the raw signal (alpha's amplitude drifts over the recording)."""
     out = np.concatenate(client.data) if client.data else np.zeros((0, len(CHANNELS)))
     lat = np.array(client.latency) * 1e3 if client.latency else np.zeros(1)
     start = max(sent - len(out), 0)

@@ -5,6 +5,15 @@ import signal
 import subprocess
 import time
 import uuid
+from pathlib import Path
+
+
+def catches_sigint(pid: int) -> bool:
+    """True once the process has a SIGINT handler (Linux: SigCgt in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
 
 
 def test_sigint_stops_a_run_started_with_sigint_ignored(tmp_path):
@@ -15,7 +24,10 @@ def test_sigint_stops_a_run_started_with_sigint_ignored(tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        time.sleep(4)
+        end = time.monotonic() + 30
+        while not catches_sigint(proc.pid) and time.monotonic() < end:
+            time.sleep(0.2)
+        assert catches_sigint(proc.pid), "edgert run still ignores SIGINT after 30 s"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
     finally:
