@@ -4,12 +4,13 @@ the CORTEX loss, and the live Stage1 node with a sensor missing."""
 import numpy as np
 import pytest
 import torch
+from scipy import signal
 
 from methods.cogmoe import features as feats
 from methods.cogmoe import recovery
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
-from methods.cogmoe.quality import indices
+from methods.cogmoe.quality import indices, welch
 from methods.cogmoe.simulate import MODALITIES, RATES, degrade, simulate
 from methods.cogmoe.train import cortex_loss
 from streams import Chunk, StreamInfo
@@ -60,8 +61,8 @@ def test_lag_estimate_takes_the_smallest_of_near_equal_peaks_and_none_without_on
     bump[400:420] = 5.0
     anchor = base * 0.2 + bump
     other = np.roll(anchor, 25, axis=-1) + rng.standard_normal((16, 1000)) * 0.2
-    assert recovery.estimate_lag(anchor, other, 60) == 25
-    assert recovery.estimate_lag(anchor, rng.standard_normal((16, 1000)), 60) == 0
+    noise = rng.standard_normal((16, 1000))
+    assert recovery.estimate_lags(anchor, np.stack([other, noise, anchor]), 60) == [25, 0, 0]
 
 
 def test_flat_runs_find_a_stopped_sensor_not_a_slow_one():
@@ -91,6 +92,26 @@ def test_stage1_marks_a_gap_and_fills_it(drive):
     assert rec.mask[eeg][:, 420:530].all() and not rec.mask[eeg][:, 100:300].any()
     assert np.std(rec.signal[420:530, eeg]) > 0, "the held flat line is replaced"
     assert np.isfinite(rec.power).all()
+
+
+def test_stage1_fills_a_gap_that_opens_the_window(drive):
+    """No observed sample before the gap: no phase to carry, the fill fades from the mean."""
+    window = feats.hold(drive)[:2560].astype(float)
+    eeg = feats.SENSORS[0]
+    window[:500, eeg] = window[500, eeg]
+    rec = recovery.recover(window, 256.0, feats.SENSORS, feats.ANCHOR)
+    assert rec.mask[eeg][:, :150].all() and np.isfinite(rec.signal).all()
+    assert np.std(rec.signal[:150, eeg]) > 0
+
+
+@pytest.mark.parametrize("n", [2560, 2431, 700, 301])
+def test_batched_welch_is_scipy_welch(n):
+    x = np.random.default_rng(n).standard_normal((3, n))
+    nperseg = min(n, 512)
+    f, psd = welch(x, 256.0, nperseg)
+    f_ref, psd_ref = signal.welch(x, fs=256.0, nperseg=nperseg, axis=-1)
+    np.testing.assert_allclose(f, f_ref)
+    np.testing.assert_allclose(psd, psd_ref, rtol=1e-10)
 
 
 def test_snr_index_falls_with_noise_and_missing_index_reads_gaps(drive):

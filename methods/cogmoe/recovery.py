@@ -31,12 +31,15 @@ def scales(freqs: np.ndarray = FREQS) -> np.ndarray:
 @lru_cache(maxsize=8)
 def _daughters(n: int, rate: float, freqs: tuple[float, ...]) -> tuple[int, np.ndarray]:
     """FFT length and the Morlet daughters' spectra (freqs, size), padded past the widest
-    wavelet's reach so the circular convolution does not wrap."""
+    wavelet's reach so the circular convolution does not wrap. Values under 1e-12 of the peak
+    are set to zero: they are below float32's resolution (the output changes by float32
+    rounding at most), and as subnormal numbers they made the inverse FFT 2-3x slower."""
     s = scales(np.array(freqs))[:, None]
     size = fft.next_fast_len(n + int(2 * s.max() * rate))
     omega = 2 * np.pi * fft.fftfreq(size, 1 / rate)
     daughter = (np.pi ** -0.25 * np.sqrt(2 * np.pi * s * rate)
                 * np.exp(-0.5 * (s * omega - W0) ** 2) * (omega > 0))
+    daughter[daughter < 1e-12 * daughter.max()] = 0
     return size, daughter.astype(np.complex64)
 
 
@@ -96,22 +99,25 @@ def _zmap(magnitude: np.ndarray) -> np.ndarray:
     return (log - log.mean(-1, keepdims=True)) / (log.std(-1, keepdims=True) + 1e-9)
 
 
-def estimate_lag(anchor: np.ndarray, other: np.ndarray, max_lag: int,
-                 near: float = 0.9, floor: float = 0.3) -> int:
-    """Lag (samples) of `other` behind `anchor` from the cross-correlation of two z-scored
-    (freqs, samples) maps, summed over frequency: the smallest |lag| whose correlation is
-    within `near` of the peak; 0 when the peak is under `floor` (nothing to align on)."""
+def estimate_lags(anchor: np.ndarray, others: np.ndarray, max_lag: int,
+                  near: float = 0.9, floor: float = 0.3) -> list[int]:
+    """Lag (samples) of each of `others` (maps, freqs, samples) behind `anchor` (freqs,
+    samples), z-scored maps all, from their cross-correlation summed over frequency: the
+    smallest |lag| whose correlation is within `near` of the peak; 0 when the peak is under
+    `floor` (nothing to align on). The anchor is transformed once, and the sum over frequency
+    taken before the inverse transform (it is linear)."""
     n = anchor.shape[-1]
     size = fft.next_fast_len(2 * n)
-    corr = fft.irfft(np.conj(fft.rfft(anchor, size)) * fft.rfft(other, size), size).sum(0)
-    corr /= anchor.shape[0] * n
+    cross = np.conj(fft.rfft(anchor, size)) * fft.rfft(others, size)
+    corr = fft.irfft(cross.sum(1), size) / (anchor.shape[0] * n)
     lags = np.r_[0:max_lag + 1, -max_lag:0]
-    values = np.r_[corr[:max_lag + 1], corr[-max_lag:]]
-    best = values.max()
-    if best < floor:
-        return 0
-    candidates = lags[values >= near * best]
-    return int(candidates[np.argmin(np.abs(candidates))])
+    out = []
+    for c in corr:
+        values = np.r_[c[:max_lag + 1], c[-max_lag:]]
+        best = values.max()
+        candidates = lags[values >= near * best]
+        out.append(0 if best < floor else int(candidates[np.argmin(np.abs(candidates))]))
+    return out
 
 
 def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
@@ -125,7 +131,7 @@ def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
     coarse = matrix[:, :n].reshape(len(matrix), -1, pool).mean(-1)
     holes = mask[:, :n].reshape(len(mask), -1, pool).any(-1)
     filled = coarse.copy()
-    probe = np.random.default_rng(0).standard_normal((coarse.shape[1], rank + 4))
+    probe = _probe(coarse.shape[1], rank + 4)
     for _ in range(iterations):
         mean = filled.mean(1, keepdims=True)
         centred = filled - mean
@@ -134,55 +140,73 @@ def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
         u, _, _ = np.linalg.svd(basis.T @ centred, full_matrices=False)
         top = basis @ u[:, :rank]
         filled = np.where(holes, top @ (top.T @ centred) + mean, coarse)
-    block = np.minimum(np.arange(matrix.shape[1]) // pool, filled.shape[1] - 1)
-    return np.where(mask, filled[:, block], matrix)
+    counts = np.full(filled.shape[1], pool)
+    counts[-1] += matrix.shape[1] - n  # the last block also covers the leftover samples
+    return np.where(mask, np.repeat(filled, counts, axis=1), matrix)
 
 
-def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, groups: list[np.ndarray],
+@lru_cache(maxsize=4)
+def _probe(rows: int, columns: int) -> np.ndarray:
+    """The range finder's fixed random test matrix (seeded: the same fill for the same
+    window)."""
+    probe = np.random.default_rng(0).standard_normal((rows, columns))
+    probe.flags.writeable = False
+    return probe
+
+
+def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, sensors: list[np.ndarray],
                       ridge: float = 1.0) -> np.ndarray:
-    """Masked log-magnitudes of each sensor predicted from the other sensors' mean maps at
-    the same instants, by ridge regression fitted where both are observed; each channel keeps
-    its own offset from its sensor's mean."""
+    """Masked log-magnitudes (channels, freqs, samples) of each sensor predicted from the other
+    sensors' mean maps at the same instants, by ridge regression fitted where both are
+    observed; each channel keeps its own offset from its sensor's mean. `mask` (channels,
+    samples) holds for every scale of a channel."""
     out = logmag.copy()
-    maps = np.stack([logmag[rows].reshape(-1, len(FREQS), logmag.shape[1]).mean(0)
-                     for rows in groups])
-    seen = np.stack([~mask[rows].any(0) for rows in groups])
-    for i, rows in enumerate(groups):
-        target = mask[rows]
-        others = [j for j in range(len(groups)) if j != i and seen[j][target.any(0)].all()]
+    n = logmag.shape[-1]
+    maps = np.stack([logmag[ch].mean(0) for ch in sensors])
+    seen = np.stack([~mask[ch].any(0) for ch in sensors])
+    for i, ch in enumerate(sensors):
+        target = mask[ch]
+        hit = target.any(0)
+        others = [j for j in range(len(sensors)) if j != i and seen[j][hit].all()]
         fit = seen[i] & seen[others].all(0) if others else seen[i]
-        if not target.any() or not others or fit.sum() < 20:
+        if not hit.any() or not others or fit.sum() < 20:
             continue
-        x = maps[others].reshape(-1, logmag.shape[1]).T
+        x = maps[others].reshape(-1, n).T
         y = maps[i].T
         xm, ym = x[fit].mean(0), y[fit].mean(0)
         xc = x[fit] - xm
         coef = np.linalg.solve(xc.T @ xc + ridge * fit.sum() * np.eye(x.shape[1]),
                                xc.T @ (y[fit] - ym))
-        pred = ((x - xm) @ coef + ym).T
-        offsets = (logmag[rows].reshape(-1, len(FREQS), logmag.shape[1])
-                   - maps[i][None]).reshape(len(rows), -1)
-        observed = ~target
-        offset = (offsets * observed).sum(1) / np.maximum(observed.sum(1), 1)
-        r, c = np.nonzero(target)
-        out[rows[r], c] = pred[r % len(FREQS), c] + offset[r]
+        cols = np.flatnonzero(hit)
+        pred = (x[cols] - xm) @ coef + ym
+        observed = ~target[:, None]
+        offset = (((logmag[ch] - maps[i]) * observed).sum(-1)
+                  / np.maximum(observed.sum(-1), 1))
+        for k, c in enumerate(ch):
+            at = target[k, cols]
+            out[c][:, cols[at]] = (pred[at] + offset[k]).T
     return out
 
 
-def _carry_phase(phase: np.ndarray, mask: np.ndarray, freqs: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Masked phases continued from the last observed one at each row's frequency, and an
-    amplitude weight that fades over one period: a coherent continuation near the edge of a
-    gap, the mean (zero) deep inside it, where the true phase is unknowable."""
-    n = phase.shape[1]
-    t = np.arange(n, dtype=np.int32)
+def _carried_band(w: np.ndarray, logmag: np.ndarray, mask: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The band signal at each masked sample, as (channels, columns, values): the recovered
+    magnitudes, with phases continued from the last observed sample at each scale's frequency
+    and an amplitude that fades over one period (a coherent continuation near the edge of a
+    gap, the mean, zero, deep inside it, where the true phase is unknowable), through the
+    inverse transform. Every scale of a channel shares its mask, so only masked samples are
+    computed."""
+    t = np.arange(mask.shape[1])
     last = np.maximum.accumulate(np.where(mask, -1, t), axis=1)
-    since = (t - last).astype(np.float32)
-    step = (2 * np.pi * freqs / GRID_HZ).astype(np.float32)[:, None]
-    ref = np.take_along_axis(phase, np.clip(last, 0, None), 1)
-    carried = np.where(mask & (last >= 0), ref + since * step, phase)
-    fade = np.where(mask, np.exp(-since * step / (2 * np.pi)), 1.0)
-    return carried, fade
+    ch, col = np.nonzero(mask)
+    prev = last[ch, col]
+    since = (col - prev).astype(np.float32)[:, None]
+    step = (2 * np.pi * FREQS / GRID_HZ).astype(np.float32)
+    phase = np.angle(w[ch, :, np.where(prev >= 0, prev, col)])
+    phase = np.where((prev >= 0)[:, None], phase + since * step, phase)
+    fade = np.exp(-since * step / (2 * np.pi))
+    amplitude = np.exp(logmag.reshape(w.shape)[ch, :, col])
+    return ch, col, icwt((amplitude * fade * np.cos(phase)).T)
 
 
 def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: int = 1,
@@ -199,42 +223,37 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     x, mask = both[:window.shape[1]], both[window.shape[1]:] > 0.05
     n = x.shape[1]
     w = cwt(x)
-    maps = [_zmap(np.abs(w[ch]).mean(0)) for ch in sensors]
+    mag = np.abs(w)
+    maps = np.stack([_zmap(mag[ch].mean(0)) for ch in sensors])
     lags = np.zeros(len(sensors))
-    max_lag = int(max_lag_s * GRID_HZ)
-    for i, ch in enumerate(sensors):
-        if i == anchor:
-            continue
-        lag = estimate_lag(maps[anchor], maps[i], max_lag)
+    others = [i for i in range(len(sensors)) if i != anchor]
+    for i, lag in zip(others, estimate_lags(maps[anchor], maps[others],
+                                            int(max_lag_s * GRID_HZ))):
         if lag:
-            w[ch] = np.roll(w[ch], -lag, axis=-1)
-            x[ch] = np.roll(x[ch], -lag, axis=-1)
-            mask[ch] = np.roll(mask[ch], -lag, axis=-1)
-            edge = slice(n - lag, n) if lag > 0 else slice(0, -lag)
-            mask[ch, edge] = True
+            ch = sensors[i]
+            for a in (w, mag, x, mask):
+                a[ch] = np.roll(a[ch], -lag, axis=-1)
+            mask[ch, slice(n - lag, n) if lag > 0 else slice(0, -lag)] = True
             lags[i] = lag / GRID_HZ
-    mask |= _bursts(w, sensors, burst_z)
+    mask |= _bursts(mag, sensors, burst_z)
     nf = len(FREQS)
-    logmag = np.log(np.abs(w) + 1e-9).reshape(-1, n)
+    logmag = np.log(mag + 1e-9).reshape(-1, n)
     entries = np.repeat(mask, nf, axis=0)
-    groups = [np.concatenate([np.arange(c * nf, (c + 1) * nf) for c in ch]) for ch in sensors]
     low, high = _observed_range(logmag, entries)
-    logmag = _cross_modal_fill(logmag, entries, groups)
+    logmag = _cross_modal_fill(logmag.reshape(w.shape), mask, sensors).reshape(-1, n)
     logmag = np.clip(low_rank_complete(logmag, entries, rank), low, high)
     out = x.copy()
     damaged = np.flatnonzero(mask.any(1))
     if len(damaged):
-        rows = (damaged[:, None] * nf + np.arange(nf)).ravel()
-        phase, fade = _carry_phase(np.angle(w[damaged]).reshape(-1, n), entries[rows],
-                                   np.tile(FREQS, len(damaged)))
-        band = icwt((np.exp(logmag[rows]) * fade * np.cos(phase)).reshape(
-            len(damaged), nf, n))
+        ch, col, band = _carried_band(w, logmag, mask)
         baseline = x[damaged] - icwt(w[damaged])
+        slow = np.zeros_like(x)
         t = np.arange(n)
         for i, c in enumerate(damaged):
             keep = ~mask[c]
-            slow = np.interp(t, t[keep], baseline[i, keep]) if keep.any() else np.zeros(n)
-            out[c, mask[c]] = (band[i] + slow)[mask[c]]
+            if keep.any():
+                slow[c] = np.interp(t, t[keep], baseline[i, keep])
+        out[ch, col] = band + slow[ch, col]
     return Recovered(out.T, 2 * logmag.reshape(w.shape), mask, lags)
 
 
@@ -248,17 +267,19 @@ def _observed_range(logmag: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, n
     return np.where(unseen, -np.inf, low), np.where(unseen, np.inf, high)
 
 
-def _bursts(w: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:
-    """(channels, samples) energy bursts: robust z of each sensor's log energy over time;
-    a burst seen by two sensors at once is marked in every sensor."""
+def _bursts(mag: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:
+    """(channels, samples) energy bursts from |W| (channels, freqs, samples): robust z of each
+    sensor's log energy over time; a burst seen by two sensors at once is marked in every
+    sensor."""
+    energy = (mag ** 2).sum(1)
     flags = []
     for ch in sensors:
-        energy = np.log((np.abs(w[ch]) ** 2).sum((0, 1)) + 1e-12)
-        mad = np.median(np.abs(energy - np.median(energy))) + 1e-9
-        flags.append((energy - np.median(energy)) / (1.4826 * mad) > z)
+        log = np.log(energy[ch].sum(0) + 1e-12)
+        mad = np.median(np.abs(log - np.median(log))) + 1e-9
+        flags.append((log - np.median(log)) / (1.4826 * mad) > z)
     flags = np.array(flags)
     common = flags.sum(0) >= 2
-    out = np.zeros((w.shape[0], w.shape[-1]), bool)
+    out = np.zeros(mag.shape[::2], bool)
     for i, ch in enumerate(sensors):
         out[ch] = flags[i] | common
     return out
