@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 
 from runtime import spec as specs
 from runtime.edge import Edge
+from runtime.heap import keep_heap
 from runtime.node import Node
 from runtime.registry import node_class
 from runtime.scheduler import Scheduler
@@ -106,8 +107,10 @@ class Pipeline:
         A node that cannot start stops the ones already started, and the error names it.
         While it runs, numpy's BLAS uses one thread: the pipeline's own threads are its
         parallelism, and a BLAS pool that spins between calls takes the cores from the
-        sources (CogMoE's stage 1 ran 20 % slower, and late, with two BLAS threads)."""
+        sources (CogMoE's stage 1 ran 20 % slower, and late, with two BLAS threads). Freed
+        memory stays in the process (`runtime.heap`), so steady work does not page-fault."""
         self.blas_limits = threadpool_limits(1, user_api="blas")
+        keep_heap()
         started = []
         for name in reversed(self.order):
             try:
