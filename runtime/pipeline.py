@@ -1,6 +1,7 @@
 """Pipeline: nodes and edges built from a validated spec, started, run, stopped, reported."""
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from graphlib import CycleError, TopologicalSorter
@@ -108,7 +109,10 @@ class Pipeline:
         While it runs, numpy's BLAS uses one thread: the pipeline's own threads are its
         parallelism, and a BLAS pool that spins between calls takes the cores from the
         sources (CogMoE's stage 1 ran 20 % slower, and late, with two BLAS threads). Freed
-        memory stays in the process (`runtime.heap`), so steady work does not page-fault."""
+        memory stays in the process (`runtime.heap`), so steady work does not page-fault.
+        Everything alive once the nodes have started (modules, models) is frozen out of the
+        garbage collector until `stop`: a full collection of the car pipeline's 350 000
+        objects took 210 ms, a pause in the middle of a window; frozen, it takes microseconds."""
         self.blas_limits = threadpool_limits(1, user_api="blas")
         keep_heap()
         started = []
@@ -122,6 +126,7 @@ class Pipeline:
                 raise PipelineError(f"{self.origin}: node {name!r} could not start: "
                                     f"{e}") from e
             started.append(name)
+        gc.freeze()
         self.started_at = local_clock()
         self.scheduler.start()
         if self.spec.metrics_port is not None:
@@ -142,6 +147,7 @@ class Pipeline:
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
         self.blas_limits.restore_original_limits()
+        gc.unfreeze()
 
     def run(self, duration: float | None = None) -> dict:
         """Run until `duration` seconds pass (or Ctrl-C), then stop and return the report."""

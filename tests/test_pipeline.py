@@ -1,4 +1,5 @@
 """The runtime on real pipelines fed in-process: scheduling, quarantine, overload, built-in nodes."""
+import gc
 import time
 
 import numpy as np
@@ -57,6 +58,17 @@ def test_chain_forwards_every_chunk_in_order_and_reports():
     for key in ("p50_ms", "p90_ms", "p99_ms", "max_ms"):
         assert report["end_to_end"][key] >= 0
     assert report["end_to_end"]["p50_ms"] <= report["end_to_end"]["p99_ms"]
+
+
+def test_a_running_pipeline_keeps_what_it_started_with_out_of_garbage_collections():
+    pipe = build([FEED, SINK])
+    alive = len(gc.get_objects())
+    pipe.start()
+    try:
+        assert gc.get_freeze_count() >= alive
+    finally:
+        pipe.stop()
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.parametrize("raw, words", [
