@@ -128,8 +128,9 @@ def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
     if not mask.any():
         return matrix
     n = matrix.shape[1] // pool * pool
-    coarse = matrix[:, :n].reshape(len(matrix), -1, pool).mean(-1)
-    holes = mask[:, :n].reshape(len(mask), -1, pool).any(-1)
+    # block means and "any" as sums of strided slices: numpy reduces a short last axis slowly
+    coarse = sum(matrix[:, k:n:pool] for k in range(pool)) / pool
+    holes = sum(mask[:, k:n:pool] for k in range(pool)) > 0
     filled = coarse.copy()
     probe = _probe(coarse.shape[1], rank + 4)
     for _ in range(iterations):
@@ -219,8 +220,10 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     present = ~missing
     clean = np.where(present, window, 0.0)
     fill = clean.sum(0) / np.maximum(present.sum(0), 1)
-    both = to_grid(np.hstack([np.where(missing, fill, window), missing]), rate).T
-    x, mask = both[:window.shape[1]], both[window.shape[1]:] > 0.05
+    holed = np.flatnonzero(missing.any(0))  # a channel without holes has none on the grid
+    both = to_grid(np.hstack([np.where(missing, fill, window), missing[:, holed]]), rate).T
+    x, mask = both[:window.shape[1]], np.zeros((window.shape[1], len(both.T)), bool)
+    mask[holed] = both[window.shape[1]:] > 0.05
     n = x.shape[1]
     w = cwt(x)
     mag = np.abs(w)
