@@ -222,7 +222,8 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     fill = clean.sum(0) / np.maximum(present.sum(0), 1)
     holed = np.flatnonzero(missing.any(0))  # a channel without holes has none on the grid
     both = to_grid(np.hstack([np.where(missing, fill, window), missing[:, holed]]), rate).T
-    x, mask = both[:window.shape[1]], np.zeros((window.shape[1], len(both.T)), bool)
+    x = both[:window.shape[1]]
+    mask = np.zeros(x.shape, bool)
     mask[holed] = both[window.shape[1]:] > 0.05
     n = x.shape[1]
     w = cwt(x)
