@@ -14,6 +14,7 @@ from runtime import spec as specs
 from runtime.edge import Edge
 from runtime.heap import keep_heap
 from runtime.node import Node
+from runtime.priority import threads_at
 from runtime.registry import node_class
 from runtime.scheduler import Scheduler
 from runtime.spec import PipelineError, PipelineSpec
@@ -72,6 +73,7 @@ class Pipeline:
         self.stopped_at: float | None = None
         self.metrics_server = None
         self.blas_limits = None
+        self.priority: int | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path, overrides: list[str] = ()) -> "Pipeline":
@@ -112,9 +114,20 @@ class Pipeline:
         memory stays in the process (`runtime.heap`), so steady work does not page-fault.
         Everything alive once the nodes have started (modules, models) is frozen out of the
         garbage collector until `stop`: a full collection of the car pipeline's 350 000
-        objects took 210 ms, a pause in the middle of a window; frozen, it takes microseconds."""
+        objects took 210 ms, a pause in the middle of a window; frozen, it takes microseconds.
+        The pipeline's threads run at the spec's `priority` (`runtime.priority`)."""
         self.blas_limits = threadpool_limits(1, user_api="blas")
         keep_heap()
+        with threads_at(self.spec.priority, self.origin) as self.priority:
+            self._start_nodes()
+            gc.freeze()
+            self.started_at = local_clock()
+            self.scheduler.start()
+        if self.spec.metrics_port is not None:
+            from runtime.metrics import serve
+            self.metrics_server = serve(self, self.spec.metrics_port)
+
+    def _start_nodes(self) -> None:
         started = []
         for name in reversed(self.order):
             try:
@@ -126,12 +139,6 @@ class Pipeline:
                 raise PipelineError(f"{self.origin}: node {name!r} could not start: "
                                     f"{e}") from e
             started.append(name)
-        gc.freeze()
-        self.started_at = local_clock()
-        self.scheduler.start()
-        if self.spec.metrics_port is not None:
-            from runtime.metrics import serve
-            self.metrics_server = serve(self, self.spec.metrics_port)
 
     def stop(self) -> None:
         """Stop once: sources first, then every queued chunk goes through, then the nodes."""
@@ -178,6 +185,7 @@ class Pipeline:
         end = self.stopped_at or local_clock()
         return {
             "pipeline": self.spec.name,
+            "priority": self.priority,
             "duration_s": end - self.started_at if self.started_at else 0.0,
             "end_to_end": sched.tracer.end_to_end(),
             "nodes": nodes,

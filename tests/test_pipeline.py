@@ -1,5 +1,6 @@
 """The runtime on real pipelines fed in-process: scheduling, quarantine, overload, built-in nodes."""
 import gc
+import os
 import time
 
 import numpy as np
@@ -69,6 +70,22 @@ def test_a_running_pipeline_keeps_what_it_started_with_out_of_garbage_collection
     finally:
         pipe.stop()
     assert gc.get_freeze_count() == 0
+
+
+def test_priority_is_given_to_the_pipeline_threads_and_the_caller_keeps_its_own():
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    lower = min(before + 5, 19)  # a lower priority needs no privilege
+    pipe = Pipeline(spec.parse({"name": "t", "nodes": [FEED, SINK], "priority": lower},
+                               "t.yaml"), "t.yaml")
+    pipe.start()
+    try:
+        threads = pipe.scheduler.threads + pipe.scheduler.workers
+        assert threads
+        assert all(os.getpriority(os.PRIO_PROCESS, t.native_id) == lower for t in threads)
+        assert os.getpriority(os.PRIO_PROCESS, 0) == before
+    finally:
+        pipe.stop()
+    assert pipe.report()["priority"] == lower
 
 
 @pytest.mark.parametrize("raw, words", [
