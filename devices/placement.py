@@ -14,6 +14,7 @@ from typing import Callable, Literal
 
 import psutil
 
+from devices.heap import give_back
 from devices.profile import DeviceProfile, load_profile, profiles
 
 CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -52,6 +53,7 @@ def measure_peak_memory(fn: Callable[[], object], method: Literal["auto", "hwm",
     RSS is host memory: a discrete GPU's memory and, on Jetson, CUDA allocations (nvmap)
     are not in it; `telemetry.Sampler` reports those.
     """
+    give_back()  # freed memory the allocator kept would hide fn's allocations
     if method == "hwm" or (method == "auto" and _hwm_works()):
         return _peak_by_hwm(fn)
     return _peak_by_sampling(fn, interval)

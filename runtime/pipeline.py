@@ -10,9 +10,9 @@ from pathlib import Path
 from pydantic import ValidationError
 from threadpoolctl import threadpool_limits
 
+from devices.heap import keep_heap
 from runtime import spec as specs
 from runtime.edge import Edge
-from runtime.heap import keep_heap
 from runtime.node import Node
 from runtime.priority import threads_at
 from runtime.registry import node_class
@@ -111,7 +111,7 @@ class Pipeline:
         While it runs, numpy's BLAS uses one thread: the pipeline's own threads are its
         parallelism, and a BLAS pool that spins between calls takes the cores from the
         sources (CogMoE's stage 1 ran 20 % slower, and late, with two BLAS threads). Freed
-        memory stays in the process (`runtime.heap`), so steady work does not page-fault.
+        memory stays in the process (`devices.heap`), so steady work does not page-fault.
         Everything alive once the nodes have started (modules, models) is frozen out of the
         garbage collector until `stop`: a full collection of the car pipeline's 350 000
         objects took 210 ms, a pause in the middle of a window; frozen, it takes microseconds.

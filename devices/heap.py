@@ -1,4 +1,5 @@
-"""Keep freed memory in the process, so that steady-state work does not page-fault.
+"""Keep freed memory in the process, so that steady-state work does not page-fault; give it
+back when memory is to be measured.
 
 glibc hands large freed blocks back to the kernel (it unmaps blocks above its mmap threshold
 and trims the top of the heap); the next array of that size then faults its pages in again,
@@ -21,8 +22,9 @@ M_MMAP_MAX = -4
 
 
 def keep_heap() -> bool:
-    """Ask the C library to keep freed memory (process-wide, for the rest of its life).
-    False where that cannot be done: not Linux, or a C library without glibc's `mallopt`."""
+    """Ask the C library to keep freed memory (process-wide, for the rest of its life; see
+    `give_back`). False where that cannot be done: not Linux, or a C library without glibc's
+    `mallopt`."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -32,3 +34,14 @@ def keep_heap() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(M_TRIM_THRESHOLD, -1)) and bool(mallopt(M_MMAP_MAX, 0))
+
+
+def give_back() -> None:
+    """Return the freed memory the C library holds to the kernel (glibc's malloc_trim), so
+    that what is allocated next shows in the resident size: a measurement of peak memory in a
+    process whose heap is kept would otherwise see the next model reuse memory already
+    resident."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
