@@ -20,13 +20,13 @@ log = logging.getLogger(__name__)
 
 
 @contextmanager
-def threads_at(nice: int, what: str) -> Iterator[int]:
-    """Threads created inside the block run at `nice` (-20 highest, 19 lowest); yields the
-    value they get. Without the right to raise priority, they keep the caller's, and the
-    warning says how to grant it."""
+def threads_at(nice: int | None, what: str) -> Iterator[int]:
+    """Threads created inside the block run at `nice` (-20 highest, 19 lowest; None: the
+    caller's); yields the value they get. Without the right to raise priority, they keep the
+    caller's, and the warning says how to grant it."""
     before = os.getpriority(os.PRIO_PROCESS, 0)
-    if nice == before or not sys.platform.startswith("linux"):
-        if nice != before:
+    if nice is None or nice == before or not sys.platform.startswith("linux"):
+        if nice not in (None, before):
             log.warning("%s: priority %d is applied on Linux only (nice is per thread there)",
                         what, nice)
         yield before

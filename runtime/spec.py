@@ -41,8 +41,9 @@ class PipelineSpec(BaseModel):
     nodes: list[NodeSpec] = Field(min_length=1)
     edges: list[EdgeSpec] | None = None
     metrics_port: int | None = Field(None, ge=0, le=65535)
-    priority: int = Field(0, ge=-20, le=19, description="nice value of the pipeline's threads "
-                          "(-20 highest); raising it needs root or CAP_SYS_NICE")
+    priority: int | None = Field(None, ge=-20, le=19, description="nice value of the "
+                                 "pipeline's threads (-20 highest; none: the caller's); "
+                                 "raising it needs root or CAP_SYS_NICE")
 
     @field_validator("nodes")
     @classmethod
