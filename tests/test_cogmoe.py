@@ -178,6 +178,11 @@ def test_stage1_node_fills_a_sensor_that_never_connected(drive):
     quality = missing["quality"].data.reshape(4, 3)
     assert quality[3, 1] == pytest.approx(0.0, abs=0.01), "gaze reads as missing"
     assert node.stats()["windows_missing_sensor"]["gaze"] == 1
+    window = node._complete(_aligned_chunk(drive))
+    node.stop()
+    alone = feats.window_input(window, 256.0)  # the quality indices in this thread
+    np.testing.assert_array_equal(full["out"].data, alone[0])
+    np.testing.assert_array_equal(full["quality"].data[0], alone[1].astype(np.float32).ravel())
 
 
 def test_stage1_node_names_a_wrong_stream():

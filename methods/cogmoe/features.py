@@ -2,7 +2,7 @@
 10-s windows, stage-1 recovery, and per-sensor tokens of 0.5-s steps with quality indices."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 
 import numpy as np
 
@@ -21,9 +21,6 @@ SENSORS = [np.arange(sum(len(CHANNELS[n]) for n in MODALITIES[:i]),
            for i in range(len(MODALITIES))]
 ANCHOR = MODALITIES.index("ecg")
 ALIGNED_CHANNELS = tuple(f"{m}:{c}" for m in MODALITIES for c in CHANNELS[m])
-# the quality indices run beside the recovery: numpy and scipy release the GIL in their loops
-# and FFTs, so on 2 cores a window's stage 1 takes ~2 ms (~17 %) less
-_BESIDE = ThreadPoolExecutor(1, thread_name_prefix="cogmoe-quality")
 
 
 def hold(drive: Drive) -> np.ndarray:
@@ -54,14 +51,21 @@ def tokens(rec: Recovered) -> np.ndarray:
     return out
 
 
-def window_input(window: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, Recovered]:
+def window_input(window: np.ndarray, rate: float, beside: Executor | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, Recovered]:
     """Stage 1 and quality for one aligned window: the model's (sensors * steps,
-    FEATURES + QUALITY) input, the absolute quality (sensors, 3), and the recovery."""
+    FEATURES + QUALITY) input, the absolute quality (sensors, 3), and the recovery. With
+    `beside`, the quality indices run there while the recovery runs here: numpy and scipy
+    release the GIL in their loops and FFTs, so on 2 cores a window takes ~2 ms (~17 %) less."""
     missing = flat_runs(window, rate)
-    quality = _BESIDE.submit(indices, window, rate, SENSORS, MODALITIES, missing)
+
+    def score() -> np.ndarray:
+        return indices(window, rate, SENSORS, MODALITIES, missing)
+
+    pending = beside.submit(score) if beside else None
     rec = recover(window, rate, SENSORS, ANCHOR, missing=missing)
     tok = tokens(rec)
-    quality = quality.result()
+    quality = pending.result() if pending else score()
     both = np.concatenate([quality, relative(quality)], 1)
     q = np.repeat(both[:, None], tok.shape[1], axis=1)
     x = np.concatenate([tok, q], -1).reshape(-1, FEATURES + QUALITY)

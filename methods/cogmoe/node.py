@@ -6,6 +6,8 @@ move away from it. The estimate degrades; the pipeline keeps running.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from methods.cogmoe.features import ALIGNED_CHANNELS, FEATURES, QUALITY, window_input
@@ -31,11 +33,16 @@ class Stage1(Node):
 
     def start(self) -> None:
         self.filled = {m: 0 for m in MODALITIES}
+        # its thread is made at the first window, by a pipeline thread: it takes its priority
+        self.beside = ThreadPoolExecutor(1, thread_name_prefix=f"edgert-{self.name}-quality")
+
+    def stop(self) -> None:
+        self.beside.shutdown()
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]
         window = self._complete(chunk)
-        x, quality, rec = window_input(window, chunk.info.rate)
+        x, quality, rec = window_input(window, chunk.info.rate, self.beside)
         stamp = chunk.timestamps[-1]
         tokens = StreamInfo(name=f"{chunk.info.name}-tokens", type="Features",
                             channels=TOKEN_FEATURES, rate=0.0)

@@ -7,6 +7,8 @@ ECG (the beat repeats) and at 50 ms for the others (signal is smooth, noise is n
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import fft, signal
 
@@ -34,11 +36,18 @@ def welch(x: np.ndarray, rate: float, nperseg: int) -> tuple[np.ndarray, np.ndar
     pipeline."""
     step = nperseg - nperseg // 2
     segments = np.lib.stride_tricks.sliding_window_view(x, nperseg, axis=-1)[..., ::step, :]
-    win = signal.get_window("hann", nperseg)
+    win = _hann(nperseg)
     spectrum = fft.rfft((segments - segments.mean(-1, keepdims=True)) * win, axis=-1)
     psd = (np.abs(spectrum) ** 2).mean(-2) / (rate * (win ** 2).sum())
     psd[..., 1:(nperseg + 1) // 2] *= 2
     return fft.rfftfreq(nperseg, 1 / rate), psd
+
+
+@lru_cache(maxsize=8)
+def _hann(n: int) -> np.ndarray:
+    win = signal.get_window("hann", n)
+    win.flags.writeable = False
+    return win
 
 
 def autocorrelation(x: np.ndarray, rate: float, beat: bool) -> float:

@@ -283,7 +283,7 @@ def _bursts(mag: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:
         flags.append((log - np.median(log)) / (1.4826 * mad) > z)
     flags = np.array(flags)
     common = flags.sum(0) >= 2
-    out = np.zeros(mag.shape[::2], bool)
+    out = np.zeros((mag.shape[0], mag.shape[2]), bool)
     for i, ch in enumerate(sensors):
         out[ch] = flags[i] | common
     return out
