@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from runtime.bench.transport import EXTRA_VARIANTS, VARIANTS, run_transport
+from runtime.bench.transport import EXTRA_VARIANTS, VARIANTS, plan, run_seconds, run_transport
 from runtime.bench.transport.measure import lsl_units, zmq_units
 from runtime.bench.transport.table import table
 
@@ -72,6 +72,15 @@ def test_config_and_unknown_variant():
     assert set(VARIANTS) == {"raw_pylsl", "edgert", "timeflux", "mne_lsl", "raw_pyzmq",
                              "edgert_zmq"}
     assert not set(VARIANTS) & set(EXTRA_VARIANTS)
+
+
+def test_full_runs_hold_enough_chunks_for_a_p99():
+    """Chunks of 32 at 250 Hz come 8 a second: those runs last until 100 have come."""
+    config = plan(False, None, None)
+    assert config["repeats"] == 3 and config["extra_repeats"] == 1
+    assert run_seconds(config, 250.0, 1) == config["seconds"]
+    assert run_seconds(config, 250.0, 32) * 250.0 / 32 >= config["min_units"] == 100
+    assert run_seconds(config, 1000.0, 32) * 1000.0 / 32 >= 100
 
 
 def test_units_latency_and_loss_from_counters_and_seq():

@@ -40,10 +40,13 @@ RAW_VARIANTS = ("raw_pylsl", "raw_pyzmq")
 PEER_VARIANTS = ("timeflux", "mne_lsl")
 STREAMS = ((22, 250.0), (64, 1000.0))
 CHUNKS = (1, 32)
+# A p99 needs enough chunks: at 250 Hz in chunks of 32 a few seconds hold ~30, whose p99 is
+# their maximum; each run lasts long enough for this many.
+MIN_UNITS = 100
 WARMUP_S = 1.0
 START_TIMEOUT_S = 30.0
 
-__all__ = ["VARIANTS", "EXTRA_VARIANTS", "run_transport", "stream_key"]
+__all__ = ["VARIANTS", "EXTRA_VARIANTS", "plan", "run_seconds", "run_transport", "stream_key"]
 
 
 def stream_key(channels: int, rate: float, chunk: int) -> str:
@@ -51,7 +54,8 @@ def stream_key(channels: int, rate: float, chunk: int) -> str:
 
 
 def plan(quick: bool, variants: Sequence[str] | None, seconds: float | None) -> dict:
-    """The config of a run: quick is one repeat of the six variants on 22x250, chunk 1."""
+    """The config of a run: quick is one repeat of the six variants on 22x250, chunk 1; full
+    adds 64x1000, chunks of 32 and the extra variants (diagnostics, one repeat)."""
     chosen = list(variants or (VARIANTS if quick else VARIANTS + EXTRA_VARIANTS))
     unknown = set(chosen) - set(VARIANTS + EXTRA_VARIANTS)
     if unknown:
@@ -60,7 +64,8 @@ def plan(quick: bool, variants: Sequence[str] | None, seconds: float | None) -> 
     streams = STREAMS[:1] if quick else STREAMS
     return {"streams": [{"channels": c, "rate": r} for c, r in streams],
             "chunk_sizes": list(CHUNKS[:1] if quick else CHUNKS),
-            "seconds": seconds or (2.0 if quick else 4.0), "repeats": 1 if quick else 3,
+            "seconds": seconds or (2.0 if quick else 3.0), "min_units": MIN_UNITS,
+            "repeats": 1 if quick else 3, "extra_repeats": 1,
             "warmup_s": WARMUP_S, "variants": chosen,
             "timeflux_graph_rate_hz": TIMEFLUX_RATE_HZ,
             "latency": "receipt time in the receiver minus the source timestamp of the sample "
@@ -100,11 +105,25 @@ def _workdir(out_dir: Path | None):
     return contextlib.nullcontext(str(work))
 
 
+def run_seconds(config: dict, rate: float, chunk: int) -> float:
+    """How long one run measures: `seconds`, or longer where that holds under `min_units`
+    source chunks."""
+    return max(config["seconds"], config["min_units"] * chunk / rate)
+
+
+def _runs_of(config: dict, rep: int, variant: str) -> bool:
+    return variant not in EXTRA_VARIANTS or rep < config["extra_repeats"]
+
+
 def _repeat(config: dict, skipped: dict, work: str, peers_dir: Path, progress) -> dict:
-    """Interleaved runs: every repeat runs every stream, chunk size and variant once."""
+    """Interleaved runs: every repeat runs every stream, chunk size and variant once (the
+    extra variants only in the first `extra_repeats`)."""
     runs: dict[str, dict[str, list]] = {}
-    steps = Steps(progress, "transport", config["repeats"] * len(config["streams"]) * len(
-        config["chunk_sizes"]) * len(set(config["variants"]) - set(skipped)))
+    chosen = [v for v in config["variants"] if v not in skipped]
+    per_config = sum(_runs_of(config, rep, v) for rep in range(config["repeats"])
+                     for v in chosen)
+    steps = Steps(progress, "transport",
+                  per_config * len(config["streams"]) * len(config["chunk_sizes"]))
     for rep in range(config["repeats"]):
         for stream in config["streams"]:
             channels, rate = stream["channels"], stream["rate"]
@@ -112,7 +131,7 @@ def _repeat(config: dict, skipped: dict, work: str, peers_dir: Path, progress) -
                 key = stream_key(channels, rate, chunk)
                 for variant in config["variants"]:
                     slot = runs.setdefault(key, {}).setdefault(variant, [])
-                    if variant in skipped:
+                    if variant in skipped or not _runs_of(config, rep, variant):
                         continue
                     steps.next(f"{key} {variant} ({rep + 1}/{config['repeats']})")
                     slot.append(_attempt(variant, channels, rate, chunk, config, Path(work),
@@ -125,7 +144,8 @@ def _repeat(config: dict, skipped: dict, work: str, peers_dir: Path, progress) -
 def _attempt(variant: str, channels: int, rate: float, chunk: int, config: dict,
              work: Path, peers_dir: Path) -> dict:
     try:
-        return run_once(variant, channels, rate, chunk, config["seconds"], work, peers_dir)
+        return run_once(variant, channels, rate, chunk, run_seconds(config, rate, chunk),
+                        work, peers_dir)
     except RuntimeError as e:
         return {"error": str(e)}
 
