@@ -142,6 +142,32 @@ def test_stage2_models_train_on_the_cortex_loss(name):
     assert grads and all(torch.isfinite(g).all() for g in grads)
 
 
+def test_cortex_loss_teaches_the_gate_to_send_noisy_tokens_to_the_noise_robust_expert():
+    """Sensors 0-1 noisy (their noise index high, their features off the clean ones), 2-3
+    clean: after training, the first layer's gate gives the noise-robust expert more weight
+    on noisy tokens than on clean ones."""
+    torch.manual_seed(0)
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5)
+    clean = torch.randn(64, 20, feats.FEATURES + feats.QUALITY)
+    clean[..., feats.FEATURES - 1] = 0  # nothing masked
+    noisy = torch.zeros(64, 4)
+    noisy[:, :2] = 1
+    x = clean.clone()
+    tokens = noisy.repeat_interleave(5, 1).bool()
+    x[..., :feats.FEATURES - 1][tokens] += 2 * torch.randn(64 * 10, feats.FEATURES - 1)
+    x[..., feats.FEATURES:] = noisy.repeat_interleave(5, 1)[..., None]
+    y = torch.randint(0, 2, (64,))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(150):
+        loss = cortex_loss(model, x, clean, y, noisy, balance=0.01)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        gates = model.parts(x)["first_gates"][..., EXPERTS.index("noise_robust")]
+    assert gates[tokens].mean() > gates[~tokens].mean() + 0.1
+
+
 def test_cogmoe_output_is_load_probabilities_and_gate_weights():
     model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 20).eval()
     out = model(torch.randn(3, 80, feats.FEATURES + feats.QUALITY))

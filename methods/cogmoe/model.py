@@ -91,7 +91,7 @@ class CogMoE(nn.Module):
 
     def parts(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """logits, gate weights (mean over layers), the first MoE layer's expert outputs and
-        the encodings: what the CORTEX loss needs."""
+        gate weights, and the encodings: what the CORTEX loss needs."""
         q = x[..., self.features:]
         h0 = self.encode(x)
         fused = self.cross(h0, h0, h0, attn_mask=self.other_sensors, need_weights=False)[0]
@@ -99,10 +99,10 @@ class CogMoE(nn.Module):
         gates, first = [], None
         for layer in self.layers:
             h, g, outs = layer(h, q, self.sensor_ids)
-            first = outs if first is None else first
+            first = (outs, g) if first is None else first
             gates.append(g)
         return {"logits": self.head(h.mean(1)), "gates": torch.stack(gates).mean(0),
-                "experts": first, "encoded": h0}
+                "experts": first[0], "first_gates": first[1], "encoded": h0}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, 2 + experts + sensors * experts): load probabilities (low, high), mean gate

@@ -2,9 +2,10 @@
 
 CORTEX = classification + reconstruction fidelity (the noise-robust expert on noisy tokens and
 the recovery expert on masked tokens, each pulled toward the encoding of the same token of
-the clean drive, which the simulator keeps) + expert-utilisation balance (KL of the mean gate
-from uniform), whose weight decays from 0.1 to 0.01 over training: experts first all get
-work, then specialise.
+the clean drive, which the simulator keeps; on degraded tokens the gate pays each expert's
+error in proportion to its weight, so it learns to send a token to the expert that restores
+it best) + expert-utilisation balance (KL of the mean gate from uniform), whose weight decays
+from 0.1 to 0.01 over training: experts first all get work, then specialise.
 """
 from __future__ import annotations
 
@@ -121,12 +122,16 @@ def cortex_loss(model: nn.Module, x: torch.Tensor, clean: torch.Tensor, y: torch
     if "experts" not in parts or parts["experts"].shape[-2] != len(EXPERTS):
         return loss
     target = model.encode(clean).detach()
-    per_token = lambda e: ((parts["experts"][..., e, :] - target) ** 2).mean(-1)  # noqa: E731
+    error = ((parts["experts"] - target.unsqueeze(-2)) ** 2).mean(-1)  # (batch, tokens, experts)
     noisy_tok = noisy.repeat_interleave(model.steps, 1)
     masked_tok = (x[..., model.features - 1] > 0).float()
     for e, weight in ((1, noisy_tok), (2, masked_tok)):
         if weight.sum() > 0:
-            loss = loss + fidelity * (per_token(e) * weight).sum() / weight.sum()
+            loss = loss + fidelity * (error[..., e] * weight).sum() / weight.sum()
+    degraded = torch.clamp(noisy_tok + masked_tok, max=1)
+    if degraded.sum() > 0:
+        routed = (parts["first_gates"] * error.detach()).sum(-1)
+        loss = loss + fidelity * (routed * degraded).sum() / degraded.sum()
     mean_gate = parts["gates"].mean((0, 1))
     return loss + balance * (mean_gate * torch.log(mean_gate * len(EXPERTS) + 1e-9)).sum()
 
