@@ -1,6 +1,8 @@
 """CogMoE's parts against what each must do: the simulator and its damage log, the wavelet
 pair, lag estimation, the masks, low-rank completion, quality indices, the stage-2 models and
 the CORTEX loss, and the live Stage1 node with a sensor missing."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,8 @@ from methods.cogmoe import recovery
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
-from methods.cogmoe.simulate import MODALITIES, RATES, degrade, simulate
+from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, degrade,
+                                     simulate)
 from methods.cogmoe.train import cortex_loss
 from streams import Chunk, StreamInfo
 
@@ -43,6 +46,24 @@ def test_degrade_keeps_the_clean_drive_and_logs_what_it_did(drive):
         assert gaps.mean() <= log[:, 1].mean() + 1e-9
     assert sum(damaged.injected[m][:, 0].sum() for m in MODALITIES) > 0, "noise injected"
     assert np.array_equal(degrade(drive, "clean", 0).signals["eeg"], drive.signals["eeg"])
+
+
+def test_a_disconnected_sensor_sends_nothing_for_its_segment_and_nothing_else_changes(drive):
+    """Disconnections draw from their own generator: the other damage stays as it was."""
+    base = Degradation(noise=0.5, gap=0.3)
+    plugged = degrade(drive, base, seed=0)
+    unplugged = degrade(drive, replace(base, disconnect=0.5), seed=0)
+    for m in MODALITIES:
+        cut = unplugged.injected[m][:, 1] == 1.0
+        segment = int(SEGMENT_S * RATES[m])
+        for k in range(6):
+            part = slice(k * segment, (k + 1) * segment)
+            if cut[k]:
+                assert np.isnan(unplugged.signals[m][part]).all()
+            else:
+                np.testing.assert_array_equal(unplugged.signals[m][part],
+                                              plugged.signals[m][part])
+    assert 0 < sum((unplugged.injected[m][:, 1] == 1).sum() for m in MODALITIES) < 24
 
 
 def test_wavelet_transform_inverts_within_its_band():

@@ -7,7 +7,8 @@
 - Gaze (60 Hz; pupil, x, y): pupil dilates with load; fixations shorten; blinks (pupil 0).
 Each sensor runs at its own rate on a shared clock. `degrade` then damages copies per sensor
 and segment (noise at a set SNR, motion spikes shared by every sensor at once, baseline wander,
-flatlines, gaps, lags) and records what it did; the clean drive is kept.
+flatlines, gaps, whole-segment disconnections, lags) and records what it did; the clean drive
+is kept.
 """
 from __future__ import annotations
 
@@ -144,18 +145,21 @@ class Degradation:
     gap: float = 0.0
     lag: float = 0.0
     max_lag_s: float = 0.0
+    disconnect: float = 0.0  # the sensor sends nothing for the whole segment
 
 
 PRESETS = {"clean": Degradation(),
-           "moderate": Degradation(0.5, (0.0, 10.0), 0.3, 0.3, 0.1, 0.1, 0.3, 0.25),
-           "severe": Degradation(0.9, (-10.0, 0.0), 0.6, 0.5, 0.3, 0.3, 0.5, 0.5)}
+           "moderate": Degradation(0.5, (0.0, 10.0), 0.3, 0.3, 0.1, 0.1, 0.3, 0.25, 0.05),
+           "severe": Degradation(0.9, (-10.0, 0.0), 0.6, 0.5, 0.3, 0.3, 0.5, 0.5, 0.15)}
 
 
 def degrade(drive: Drive, level: str | Degradation, seed: int) -> Drive:
     """A damaged copy. `injected[m]` holds per segment: noise power over signal power, the
-    fraction of samples missing (flatline or gap, NaN for gaps), and the lag in seconds."""
+    fraction of samples missing (flatline, gap or disconnection; NaN for the last two), and
+    the lag in seconds."""
     spec = PRESETS[level] if isinstance(level, str) else level
     rng = np.random.default_rng([drive.seed, 12, seed])
+    unplugged = np.random.default_rng([drive.seed, 13, seed])  # apart: the rest stays as drawn
     segments = int(np.ceil(drive.seconds / SEGMENT_S))
     bumps = rng.random(segments) < spec.spike
     bump_at = rng.uniform(0.1, 0.9, segments)
@@ -194,6 +198,9 @@ def degrade(drive: Drive, level: str | Degradation, seed: int) -> Drive:
                     stop = start + int(rng.uniform(0.1, 0.3) * len(part))
                     part[start:stop] = part[start] if kind == "flat" else np.nan
                     missing[start:stop] = True
+            if unplugged.random() < spec.disconnect:
+                part[:] = np.nan
+                missing[:] = True
             record[k, 1] = missing.mean()
         out[m] = x.astype(np.float32)
         injected[m] = record
