@@ -96,13 +96,13 @@ class CogMoE(nn.Module):
         h0 = self.encode(x)
         fused = self.cross(h0, h0, h0, attn_mask=self.other_sensors, need_weights=False)[0]
         h = self.cross_norm(h0 + fused)
-        gates, first = [], None
+        gates, experts = [], []
         for layer in self.layers:
             h, g, outs = layer(h, q, self.sensor_ids)
-            first = (outs, g) if first is None else first
             gates.append(g)
+            experts.append(outs)
         return {"logits": self.head(h.mean(1)), "gates": torch.stack(gates).mean(0),
-                "experts": first[0], "first_gates": first[1], "encoded": h0}
+                "experts": experts[0], "first_gates": gates[0], "encoded": h0}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, 2 + experts + sensors * experts): load probabilities (low, high), mean gate
