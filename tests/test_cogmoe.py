@@ -15,7 +15,7 @@ from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
 from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, degrade,
                                      simulate)
-from methods.cogmoe.train import cortex_loss
+from methods.cogmoe.train import clean_inputs, cortex_loss, windows_of
 from streams import Chunk, StreamInfo
 
 
@@ -148,6 +148,22 @@ def test_snr_index_falls_with_noise_and_missing_index_reads_gaps(drive):
     gap = window.copy()
     gap[:1280, feats.SENSORS[2]] = gap[0, feats.SENSORS[2]]
     assert indices(gap, 256.0, feats.SENSORS, MODALITIES)[2, 1] == pytest.approx(0.5, abs=0.02)
+
+
+def test_overlapping_windows_take_the_damage_of_the_segment_holding_their_middle(drive):
+    """Training windows 5 s apart: twice the windows, every other one as the 10-s hop has
+    it, each labelled with the damage of the segment its middle falls in."""
+    damaged = degrade(drive, "severe", seed=0)
+    apart = windows_of(damaged, clean_inputs(drive), 2)
+    half = windows_of(damaged, clean_inputs(drive, 5.0), 2, hop_s=5.0)
+    assert (len(apart), len(half)) == (6, 11)
+    assert len(half.clean) == len(half)
+    np.testing.assert_allclose(half.x[::2], apart.x, atol=1e-5)
+    np.testing.assert_array_equal(half.y[::2], apart.y)
+    noise = np.array([[damaged.injected[m][int((5 * k + 5) // SEGMENT_S), 0] for m in MODALITIES]
+                      for k in range(11)])
+    np.testing.assert_array_equal(half.noise, noise)
+    assert not np.array_equal(noise[1::2], noise[:-1:2]), "some middles cross a segment"
 
 
 @pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic", "early_fusion"])

@@ -18,7 +18,7 @@ from methods.cogmoe import features as feats
 from methods.cogmoe.model import EXPERTS
 from methods.cogmoe.physio import physio_checks
 from methods.cogmoe.simulate import LEVELS, MODALITIES
-from methods.cogmoe.train import Dataset, dataset, fit, predict
+from methods.cogmoe.train import TRAIN_HOP_S, Dataset, dataset, fit, predict
 
 VARIANTS = ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees")
 
@@ -28,11 +28,13 @@ class Config(BaseModel):
     test_seeds: list[int] = [101, 102, 103, 104]
     seconds: int = 600
     epochs: int = 30
+    train_hop_s: float = TRAIN_HOP_S
     seed: int = 0
 
     @classmethod
     def quick(cls) -> "Config":
-        return cls(train_seeds=[1, 2, 3], test_seeds=[101, 102], seconds=300, epochs=12)
+        return cls(train_seeds=[1, 2, 3], test_seeds=[101, 102], seconds=300, epochs=12,
+                   train_hop_s=feats.WINDOW_S)
 
 
 def window_features(data: Dataset) -> np.ndarray:
@@ -89,7 +91,8 @@ def stage1_analysis(test: Dataset) -> dict:
 def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dict:
     cfg = config or (Config.quick() if quick else Config())
     with Progress() as progress:
-        train = dataset(cfg.train_seeds, list(LEVELS), cfg.seconds, progress, "training drives")
+        train = dataset(cfg.train_seeds, list(LEVELS), cfg.seconds, progress, "training drives",
+                        cfg.train_hop_s)
         test = dataset(cfg.test_seeds, list(LEVELS), cfg.seconds, progress, "test drives")
         results, gates = {}, None
         for name in VARIANTS[:4]:

@@ -9,6 +9,7 @@ from 0.1 to 0.01 over training: experts first all get work, then specialise.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,10 @@ from methods.cogmoe.recovery import to_grid
 from methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
 
 LABELS = ("low_load", "high_load")
+# Training windows overlap by half (test windows never do): twice the windows from the same
+# drives, as the live pipeline sees each moment in ten windows. CogMoE's F1 with windows 10 s
+# apart, against 5 s: 0.87 / 0.83 / 0.79 against 0.94 / 0.92 / 0.84 (clean / moderate / severe).
+TRAIN_HOP_S = 5.0
 
 
 @dataclass
@@ -47,20 +52,21 @@ class Dataset:
         return Dataset(*(getattr(self, f)[idx] for f in self.__dataclass_fields__))
 
 
-def clean_inputs(clean_drive) -> tuple[np.ndarray, np.ndarray]:
+def clean_inputs(clean_drive, hop_s: float = feats.WINDOW_S) -> tuple[np.ndarray, np.ndarray]:
     """The clean drive's aligned windows and their stage-2 inputs (the CORTEX targets)."""
-    windows, _ = feats.drive_windows(clean_drive)
+    windows, _ = feats.drive_windows(clean_drive, hop_s)
     rate = RATES[feats.REFERENCE]
     return windows, np.stack([feats.window_input(w, rate)[0] for w in windows])
 
 
 def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int, progress=None,
-               task=None) -> Dataset:
-    """Every 10-s window of `drive` through stage 1, beside the clean drive's."""
-    data, y = feats.drive_windows(drive)
+               task=None, hop_s: float = feats.WINDOW_S) -> Dataset:
+    """Every 10-s window of `drive`, `hop_s` apart, through stage 1, beside the clean
+    drive's; a window's injected damage is that of the segment holding its middle."""
+    data, y = feats.drive_windows(drive, hop_s)
     rate = RATES[feats.REFERENCE]
     xs, qs, rec_err, lag_err = [], [], [], []
-    segments = [int(k * feats.WINDOW_S / SEGMENT_S) for k in range(len(y))]
+    segments = [int((k * hop_s + feats.WINDOW_S / 2) / SEGMENT_S) for k in range(len(y))]
     injected = {m: drive.injected.get(m, np.zeros((max(segments) + 1, 3)))
                 for m in MODALITIES}
     for k, w in enumerate(data):
@@ -97,19 +103,22 @@ def stage1_error(rec, clean_window: np.ndarray, rate: float) -> tuple[float, flo
 
 
 def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progress | None = None,
-            description: str = "stage 1 on simulated drives") -> Dataset:
-    """Every seed's drive at every level, through stage 1."""
-    n = int(seconds // feats.WINDOW_S) * len(seeds) * (len(levels) + 1)
+            description: str = "stage 1 on simulated drives",
+            hop_s: float = feats.WINDOW_S) -> Dataset:
+    """Every seed's drive at every level, through stage 1, in windows `hop_s` apart."""
+    per_drive = int((seconds - feats.WINDOW_S) // hop_s) + 1
+    n = per_drive * len(seeds) * (len(levels) + 1)
     task = progress.add_task(description, total=n) if progress else None
     parts = []
     for seed in seeds:
         drive = simulate(seconds, seed)
-        clean = clean_inputs(drive)
+        clean = clean_inputs(drive, hop_s)
         if progress is not None:
             progress.advance(task, len(clean[1]))
         for level in levels:
             damaged = drive if level == "clean" else degrade(drive, level, seed)
-            parts.append(windows_of(damaged, clean, LEVELS.index(level), progress, task))
+            parts.append(windows_of(damaged, clean, LEVELS.index(level), progress, task,
+                                    hop_s))
     return Dataset(*(np.concatenate([getattr(p, f) for p in parts])
                      for f in Dataset.__dataclass_fields__))
 
@@ -172,6 +181,10 @@ def fit(name: str, data: Dataset, epochs: int = 30, seed: int = 0, lr: float = 2
     model.mean.copy_(torch.from_numpy(tokens.mean(0)))
     model.std.copy_(torch.from_numpy(tokens.std(0) + 1e-6))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-3)
+    # one cycle, annealed to ~0: at a constant rate the last batches set the weights (severe
+    # F1 0.84 and 0.74 at two model seeds; annealed 0.81 and 0.80)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=epochs * math.ceil(
+        len(data) / batch))
     x, clean = torch.from_numpy(data.x), torch.from_numpy(data.clean)
     y, noisy = torch.from_numpy(data.y).long(), torch.from_numpy((data.noise > 0).astype(
         np.float32))
@@ -185,6 +198,7 @@ def fit(name: str, data: Dataset, epochs: int = 30, seed: int = 0, lr: float = 2
             opt.zero_grad()
             loss.backward()
             opt.step()
+            sched.step()
         if progress:
             progress.advance(task)
     return model.eval()
@@ -201,8 +215,9 @@ def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | N
 
 def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
     """Train CogMoE on simulated drives at every degradation level; save the checkpoint."""
-    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 9)), 600, 30)
+    seeds, seconds, epochs, hop = (([1, 2, 3], 300, 15, feats.WINDOW_S) if quick else
+                                   (list(range(1, 9)), 600, 30, TRAIN_HOP_S))
     with Progress() as progress:
-        data = dataset(seeds, list(LEVELS), seconds, progress)
+        data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=hop)
         model = fit("cogmoe", data, epochs, seed, progress=progress)
     return Trained("cogmoe", model).save(out or cache_folder("cogmoe"))
