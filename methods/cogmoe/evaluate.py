@@ -33,8 +33,7 @@ class Config(BaseModel):
 
     @classmethod
     def quick(cls) -> "Config":
-        return cls(train_seeds=[1, 2, 3], test_seeds=[101, 102], seconds=300, epochs=12,
-                   train_hop_s=feats.WINDOW_S)
+        return cls(train_seeds=[1, 2, 3], test_seeds=[101, 102], seconds=300, epochs=12)
 
 
 def window_features(data: Dataset) -> np.ndarray:
