@@ -90,8 +90,8 @@ class CogMoE(nn.Module):
         return (h + self.sensor_embedding + self.step_embedding).view(b, -1, h.shape[-1])
 
     def parts(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        """logits, gate weights (mean over layers), the first MoE layer's expert outputs and
-        gate weights, and the encodings: what the CORTEX loss needs."""
+        """logits, gate weights (mean over layers) and the first MoE layer's expert outputs:
+        what the CORTEX loss needs."""
         q = x[..., self.features:]
         h0 = self.encode(x)
         fused = self.cross(h0, h0, h0, attn_mask=self.other_sensors, need_weights=False)[0]
@@ -102,7 +102,7 @@ class CogMoE(nn.Module):
             gates.append(g)
             experts.append(outs)
         return {"logits": self.head(h.mean(1)), "gates": torch.stack(gates).mean(0),
-                "experts": experts[0], "first_gates": gates[0], "encoded": h0}
+                "experts": experts[0]}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, 2 + experts + sensors * experts): load probabilities (low, high), mean gate

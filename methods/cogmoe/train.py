@@ -2,10 +2,11 @@
 
 CORTEX = classification + reconstruction fidelity (the noise-robust expert on noisy tokens and
 the recovery expert on masked tokens, each pulled toward the encoding of the same token of
-the clean drive, which the simulator keeps; on degraded tokens the gate pays each expert's
-error in proportion to its weight, so it learns to send a token to the expert that restores
-it best) + expert-utilisation balance (KL of the mean gate from uniform), whose weight decays
-from 0.1 to 0.01 over training: experts first all get work, then specialise.
+the clean drive, which the simulator keeps) + routing (the gate, which sees only the token
+and its quality, is taught the expert each token's condition calls for: clean, noisy, or
+masked, as the simulator knows it) + expert-utilisation balance (KL of the mean gate from
+uniform), whose weight decays from 0.1 to 0.01 over training: experts first all get work,
+then specialise.
 """
 from __future__ import annotations
 
@@ -124,8 +125,16 @@ def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progres
 
 
 def cortex_loss(model: nn.Module, x: torch.Tensor, clean: torch.Tensor, y: torch.Tensor,
-                noisy: torch.Tensor, balance: float, fidelity: float = 0.5) -> torch.Tensor:
-    """`noisy` (batch, sensors): 1 where noise was injected into that sensor."""
+                noisy: torch.Tensor, balance: float, fidelity: float = 0.5,
+                routing: float = 0.5) -> torch.Tensor:
+    """`noisy` (batch, sensors): 1 where noise was injected into that sensor.
+
+    The routing term is the gate's (mean over layers) cross-entropy against each token's
+    condition. Left to find its own way (paying each expert's fidelity error in proportion to
+    its weight), the gate followed the damage weakly: on the quick evaluate, noise-robust
+    weight against injected noise Spearman +0.28 / +0.41 and recovery weight against missing
+    fraction +0.04 / -0.09 at two model seeds; taught, +0.70 / +0.68 and +0.78 / +0.79, and
+    severe F1 0.75 / 0.75 against 0.71 / 0.71."""
     parts = model.parts(x)
     loss = nn.functional.cross_entropy(parts["logits"], y)
     if "experts" not in parts or parts["experts"].shape[-2] != len(EXPERTS):
@@ -137,10 +146,11 @@ def cortex_loss(model: nn.Module, x: torch.Tensor, clean: torch.Tensor, y: torch
     for e, weight in ((1, noisy_tok), (2, masked_tok)):
         if weight.sum() > 0:
             loss = loss + fidelity * (error[..., e] * weight).sum() / weight.sum()
-    degraded = torch.clamp(noisy_tok + masked_tok, max=1)
-    if degraded.sum() > 0:
-        routed = (parts["first_gates"] * error.detach()).sum(-1)
-        loss = loss + fidelity * (routed * degraded).sum() / degraded.sum()
+    condition = torch.where(masked_tok > 0, EXPERTS.index("recovery"),
+                            torch.where(noisy_tok > 0, EXPERTS.index("noise_robust"),
+                                        EXPERTS.index("clean")))
+    log_gates = torch.log(parts["gates"] + 1e-9)
+    loss = loss + routing * nn.functional.nll_loss(log_gates.flatten(0, 1), condition.flatten())
     mean_gate = parts["gates"].mean((0, 1))
     return loss + balance * (mean_gate * torch.log(mean_gate * len(EXPERTS) + 1e-9)).sum()
 
