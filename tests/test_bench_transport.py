@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from runtime.bench.transport import EXTRA_VARIANTS, VARIANTS, plan, run_seconds, run_transport
-from runtime.bench.transport.measure import lsl_units, zmq_units
+from runtime.bench.transport.measure import added, lsl_units, zmq_units
 from runtime.bench.transport.table import table
 
 FAST = ["raw_pylsl", "edgert", "raw_pyzmq", "edgert_zmq"]
@@ -33,6 +33,27 @@ def test_results_have_every_figure_and_no_loss(report):
         assert 200 <= r["units"] <= 300  # one unit per chunk of 1 sample at 250 Hz for ~1 s
         assert len(r["samples"]) == r["units"]
         assert all(0 <= t <= 1.5 for t, _ in r["over_time"])
+
+
+def test_a_middle_reports_what_it_adds_to_each_chunk_against_a_direct_receiver(report):
+    runs = report[0]["results"]["22x250/chunk1"]
+    for variant in ("edgert", "edgert_zmq"):
+        a = runs[variant]["added"]
+        assert 0 < a["p50_ms"] <= a["p99_ms"] <= a["max_ms"] < 1000, variant
+        assert a["units"] >= 0.9 * runs[variant]["units"], variant
+    for raw in ("raw_pylsl", "raw_pyzmq"):
+        assert "added" not in runs[raw]
+
+
+def test_added_pairs_units_by_what_names_them():
+    """Chunk ends 1, 3 and 7 relayed; 1, 3 and 5 direct: only 1 and 3 pair, 2 and 4 ms later."""
+    def units(pulls):
+        return lsl_units([(t, np.array(v), None) for t, v in pulls], 10.0, 100.0, chunk=2)
+
+    through = units([(10.012, [0.0, 1.0]), (10.034, [2.0, 3.0]), (10.08, [6.0, 7.0])])
+    direct = units([(10.01, [0.0, 1.0]), (10.03, [2.0, 3.0]), (10.05, [4.0, 5.0])])
+    a = added(through, direct)
+    assert a["units"] == 2 and np.isclose(a["p50_ms"], 3.0) and np.isclose(a["max_ms"], 4.0)
 
 
 def test_cpu_is_that_of_the_middle_process(report):

@@ -13,6 +13,10 @@ the same receiver in this process; figures are medians over repeats run in one s
   edgert_no_clocksync   edgert with processing=[] (timestamps as sent)             (full mode)
   edgert_filter_window  edgert with a 1-40 Hz filter and a 0.5 s / 0.1 s window    (full mode)
 
+Each variant with a middle process also reports `added`: per unit, its receipt through the
+middle minus its receipt by a second receiver fed by the same source directly in the same run
+(all but edgert_filter_window, whose windows hold no counters).
+
 Timeflux and MNE-LSL run from their own virtual environments (benchmarks/setup_peers.sh);
 where one is missing its entry is {"skipped": reason}.
 """
@@ -23,10 +27,12 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runtime.bench.common import Steps, median_over
-from runtime.bench.transport.measure import Units, figures, lsl_units, window_units, zmq_units
+from runtime.bench.transport.measure import (Units, added, figures, lsl_units,
+                                              window_units, zmq_units)
 from runtime.bench.transport.middle import (LSL_CONFIG, PEERS_DIR, TIMEFLUX_RATE_HZ, Middle,
                                             peer_problem, start_middle)
 from runtime.bench.transport.receive import LslReceiver, ZmqReceiver, collect, wait_first
@@ -38,6 +44,7 @@ EXTRA_VARIANTS = ("pylsl_relay", "edgert_no_clocksync", "edgert_filter_window")
 ZMQ_VARIANTS = ("raw_pyzmq", "edgert_zmq")
 RAW_VARIANTS = ("raw_pylsl", "raw_pyzmq")
 PEER_VARIANTS = ("timeflux", "mne_lsl")
+UNPAIRED = RAW_VARIANTS + ("edgert_filter_window",)
 STREAMS = ((22, 250.0), (64, 1000.0))
 CHUNKS = (1, 32)
 # A p99 needs enough chunks: at 250 Hz in chunks of 32 a few seconds hold ~30, whose p99 is
@@ -166,26 +173,31 @@ def _result(runs: list[dict], skipped: str | None) -> dict:
 
 def run_once(variant: str, channels: int, rate: float, chunk: int, seconds: float,
              work: Path, peers_dir: Path = PEERS_DIR) -> dict:
-    """One run of one variant: its own amplifier, middle process and receiver."""
-    source = start_source("zmq" if variant in ZMQ_VARIANTS else "lsl", channels, rate, chunk)
-    receiver: LslReceiver | ZmqReceiver | None = None
+    """One run of one variant: its own amplifier, middle process and receiver, and for a
+    middle, a second receiver fed by the amplifier directly."""
+    zmq = variant in ZMQ_VARIANTS
+    source = start_source("zmq" if zmq else "lsl", channels, rate, chunk)
+    receivers: list[LslReceiver | ZmqReceiver] = []
     middle: Middle | None = None
     try:
-        if variant in ZMQ_VARIANTS:
-            receiver = ZmqReceiver(source.endpoint if variant in RAW_VARIANTS else None)
+        if zmq:
+            receivers.append(ZmqReceiver(source.endpoint if variant in RAW_VARIANTS else None))
             if variant not in RAW_VARIANTS:
-                middle = start_middle(variant, source.endpoint, receiver.endpoint, work,
+                middle = start_middle(variant, source.endpoint, receivers[0].endpoint, work,
                                       peers_dir)
         else:
             target = source.name if variant in RAW_VARIANTS else f"{source.name}-out"
             if variant not in RAW_VARIANTS:
                 middle = start_middle(variant, source.name, target, work, peers_dir)
-            receiver = LslReceiver(target, START_TIMEOUT_S)
-        return _measure(variant, source, chunk, seconds, receiver, middle)
+            receivers.append(LslReceiver(target, START_TIMEOUT_S))
+        if variant not in UNPAIRED:
+            receivers.append(ZmqReceiver(source.endpoint) if zmq
+                             else LslReceiver(source.name, START_TIMEOUT_S))
+        return _measure(variant, source, chunk, seconds, receivers, middle)
     except RuntimeError as e:
         raise RuntimeError(f"{e}; {middle.describe_exit()}" if middle else str(e)) from None
     finally:
-        if receiver:
+        for receiver in receivers:
             receiver.close()
         if middle:
             middle.stop()
@@ -193,24 +205,36 @@ def run_once(variant: str, channels: int, rate: float, chunk: int, seconds: floa
 
 
 def _measure(variant: str, source: Source, chunk: int, seconds: float,
-             receiver: LslReceiver | ZmqReceiver, middle: Middle | None) -> dict:
-    """Wait for data, let it settle for WARMUP_S, then measure for `seconds`."""
-    if not wait_first(receiver, START_TIMEOUT_S):
-        raise RuntimeError(f"no data reached the receiver within {START_TIMEOUT_S:g} s")
-    collect(receiver, WARMUP_S)
+             receivers: list[LslReceiver | ZmqReceiver], middle: Middle | None) -> dict:
+    """Wait for data, let it settle for WARMUP_S, then measure for `seconds`; every receiver
+    pulls in its own thread at the same time."""
+    for receiver, route in zip(receivers, ("", " fed directly")):
+        if not wait_first(receiver, START_TIMEOUT_S):
+            raise RuntimeError(f"no data reached the receiver{route} within "
+                               f"{START_TIMEOUT_S:g} s")
+    _collect_all(receivers, WARMUP_S)
     if middle:
         middle.start_cpu()
     t0 = local_clock()
-    rows = collect(receiver, seconds)
+    rows = _collect_all(receivers, seconds)
     cpu = middle.cpu_percent() if middle else 0.0
-    if not rows:
+    if not all(rows):
         raise RuntimeError(f"nothing arrived in the {seconds:g} s measured")
-    return figures(_units(variant, rows, source, chunk), t0, cpu)
+    units = _units(rows[0], source, chunk, windows=variant == "edgert_filter_window")
+    out = figures(units, t0, cpu)
+    if len(rows) > 1:
+        out["added"] = added(units, _units(rows[1], source, chunk))
+    return out
 
 
-def _units(variant: str, rows: list[tuple], source: Source, chunk: int) -> Units:
-    if variant in ZMQ_VARIANTS:
+def _collect_all(receivers: list, seconds: float) -> list[list[tuple]]:
+    with ThreadPoolExecutor(len(receivers)) as pool:
+        return list(pool.map(lambda r: collect(r, seconds), receivers))
+
+
+def _units(rows: list[tuple], source: Source, chunk: int, windows: bool = False) -> Units:
+    if source.endpoint is not None:
         return zmq_units(rows)
-    if variant == "edgert_filter_window":
+    if windows:
         return window_units(rows)
     return lsl_units(rows, source.t_start, source.rate, chunk)

@@ -3,6 +3,12 @@
 A unit is a source chunk: its newest sample is due when the whole chunk is pushed, so the
 latency of a unit is the receipt time of that sample minus its source timestamp. A pull may
 return part of a chunk, which says nothing about latency. After a Window, a unit is a window.
+
+What a middle process adds is measured per unit: the same source also feeds a receiver
+directly, in the same run, and each unit's receipt through the middle is paired (by counter
+or seq) with its direct receipt. Whatever slows the machine at that instant slows both, so
+the difference is the middle's own, and its p99 is steady where the difference of two runs'
+p99s swings by half a millisecond.
 """
 from __future__ import annotations
 
@@ -15,11 +21,13 @@ from runtime.bench.common import summarize, thin
 
 @dataclass
 class Units:
-    """Per unit: receipt time (local_clock) and latency (s); samples or chunks lost."""
+    """Per unit: receipt time (local_clock), latency (s) and what names it (the counter value
+    of its newest sample, or its seq); samples or chunks lost."""
 
     recv: np.ndarray
     latency: np.ndarray
     lost: int
+    keys: np.ndarray | None = None
 
 
 def lsl_units(pulls: list[tuple], t_start: float, rate: float, chunk: int) -> Units:
@@ -29,7 +37,8 @@ def lsl_units(pulls: list[tuple], t_start: float, rate: float, chunk: int) -> Un
     values = np.concatenate([v for _, v, _ in pulls])
     ends = (values + 1) % chunk == 0
     latency = recv[ends] - (t_start + values[ends] / rate)
-    return Units(recv[ends], latency, int(values[-1] - values[0] + 1 - len(values)))
+    return Units(recv[ends], latency, int(values[-1] - values[0] + 1 - len(values)),
+                 values[ends])
 
 
 def window_units(pulls: list[tuple]) -> Units:
@@ -46,7 +55,18 @@ def window_units(pulls: list[tuple]) -> Units:
 def zmq_units(rows: list[tuple]) -> Units:
     """One message per source chunk, stamped by the sender; a hole in seq is a loss."""
     recv, seq, newest = np.array(rows, dtype=np.float64).T
-    return Units(recv, recv - newest, int(seq[-1] - seq[0] + 1 - len(seq)))
+    return Units(recv, recv - newest, int(seq[-1] - seq[0] + 1 - len(seq)), seq)
+
+
+def added(through: Units, direct: Units) -> dict:
+    """The middle's added latency per unit (receipt through it minus direct receipt, ms) over
+    the units both receivers got: p50/p90/p99/max/mean and their count."""
+    common, mine, theirs = np.intersect1d(through.keys, direct.keys, return_indices=True)
+    if not len(common):
+        raise RuntimeError("no unit reached both the direct and the relayed receiver")
+    out = summarize((through.recv[mine] - direct.recv[theirs]) * 1e3)
+    out["units"] = out.pop("count")
+    return out
 
 
 def figures(units: Units, t0: float, cpu_percent: float) -> dict:
