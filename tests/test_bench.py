@@ -104,6 +104,19 @@ def test_bench_inference_writes_results_report_and_plots(tmp_path, bundle):
     assert (out / "inference_cdf.png").stat().st_size > 10_000
 
 
+def test_report_names_a_method_whose_model_is_not_trained_here(tmp_path, bundle):
+    """A fresh machine has no trained method models: the inference section says so."""
+    from runtime.bench.inference import run_inference
+    from runtime.bench.report import write_report
+    from runtime.bench.suite import machine
+
+    suite = run_inference(True, tmp_path, bundles=[bundle])
+    suite["results"]["bolt"] = {"skipped": "no trained bolt model on this machine"}
+    report = write_report({"machine": machine(), "inference": suite}, tmp_path).read_text()
+    assert "### bolt\n\nSkipped: no trained bolt model on this machine" in report
+    assert "](inference_cdf.png)" in report
+
+
 def test_unknown_suite_is_refused_with_the_choices(tmp_path):
     done = subprocess.run(["edgert", "bench", "nope", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)

@@ -62,7 +62,11 @@ def transport(suite: dict, out: Path) -> list[str]:
 def inference(suite: dict, out: Path) -> list[str]:
     lines = ["## Inference", "", "Single-stream at batch 1. `vs torch` and `vs fp32` are p50 "
              "latency ratios (below 1: faster).", ""] + config_line(suite)
+    measured = {name: r for name, r in suite["results"].items() if "engines" in r}
     for name, r in suite["results"].items():
+        if name not in measured:
+            lines += [f"### {name}", "", f"Skipped: {r.get('skipped', 'not measured')}", ""]
+            continue
         rows = [[engine, e.get("provider", ""), e.get("p50_ms"), e.get("p99_ms"),
                  e.get("latency_vs_torch"), e.get("latency_vs_fp32"), e.get("cpu_pct_mean"),
                  e.get("rss_peak_mb"), e.get("peak_memory_mb"), e.get("skipped", "")]
@@ -71,7 +75,7 @@ def inference(suite: dict, out: Path) -> list[str]:
             ["engine", "provider", "p50 ms", "p99 ms", "vs torch", "vs fp32", "CPU %",
              "RSS MB", "load MB", "note"], rows)
         lines += spinning(r["spinning"])
-    groups = {name: r["engines"] for name, r in suite["results"].items()}
+    groups = {name: r["engines"] for name, r in measured.items()}
     return lines + image(plots.cdfs(groups, out / "inference_cdf.png"), "inference CDF")
 
 
