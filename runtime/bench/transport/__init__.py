@@ -189,10 +189,11 @@ def run_once(variant: str, channels: int, rate: float, chunk: int, seconds: floa
             target = source.name if variant in RAW_VARIANTS else f"{source.name}-out"
             if variant not in RAW_VARIANTS:
                 middle = start_middle(variant, source.name, target, work, peers_dir)
-            receivers.append(LslReceiver(target, START_TIMEOUT_S))
-        if variant not in UNPAIRED:
+        if variant not in UNPAIRED:  # opened while the middle starts up
             receivers.append(ZmqReceiver(source.endpoint) if zmq
                              else LslReceiver(source.name, START_TIMEOUT_S))
+        if not zmq:
+            receivers.insert(0, LslReceiver(target, START_TIMEOUT_S))
         return _measure(variant, source, chunk, seconds, receivers, middle)
     except RuntimeError as e:
         raise RuntimeError(f"{e}; {middle.describe_exit()}" if middle else str(e)) from None
