@@ -6,9 +6,9 @@ return part of a chunk, which says nothing about latency. After a Window, a unit
 
 What a middle process adds is measured per unit: the same source also feeds a receiver
 directly, in the same run, and each unit's receipt through the middle is paired (by counter
-or seq) with its direct receipt. Whatever slows the machine at that instant slows both, so
-the difference is the middle's own, and its p99 is steady where the difference of two runs'
-p99s swings by half a millisecond.
+or seq) with its direct receipt. Whatever slows the whole machine at that instant slows both
+and cancels, which the difference of two separate runs' p99s (it moved by half a
+millisecond from run to run) cannot do.
 """
 from __future__ import annotations
 
