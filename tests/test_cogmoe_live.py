@@ -94,3 +94,16 @@ def test_evaluate_reports_every_variant_at_every_level(tmp_path):
     assert result["stage1"]["severe"]["stage1_rmse"] > 0
     assert (tmp_path / "eval.f1.png").stat().st_size > 10_000
     assert results_table(result).row_count == len(VARIANTS)
+
+
+@pytest.mark.slow
+def test_demo_car_gate_turns_to_recovery_while_the_gaze_tracker_is_unplugged(tmp_path):
+    """The demo's own model (trained --quick on first use, in a cache of this test's own):
+    the gaze sensor's recovery weight is higher while its stream is gone than otherwise."""
+    out = tmp_path / "car.json"
+    env = {**os.environ, "EDGERT_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run(["edgert", "demo", "car", "--duration", "60", "--report", str(out)],
+                            capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    m = json.loads(out.read_text())["metrics"]
+    assert m["gaze_recovery_gate_during_dropout"] > m["gaze_recovery_gate_otherwise"] + 0.2, m
