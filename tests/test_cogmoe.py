@@ -100,7 +100,7 @@ def test_low_rank_completion_rewrites_only_masked_entries():
     mask = np.zeros_like(truth, bool)
     mask[5, 100:200] = True
     damaged = np.where(mask, 0.0, truth)
-    filled = recovery.low_rank_complete(damaged, mask, rank=3, iterations=10, pool=1)
+    filled = recovery.low_rank_complete(damaged, mask, rank=3, iterations=10)
     np.testing.assert_array_equal(filled[~mask], truth[~mask])
     assert np.abs(filled[mask] - truth[mask]).mean() < 0.2 * np.abs(truth[mask]).mean()
 

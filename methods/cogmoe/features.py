@@ -7,7 +7,7 @@ from concurrent.futures import Executor
 import numpy as np
 
 from methods.cogmoe.quality import indices, relative
-from methods.cogmoe.recovery import FREQS, GRID_HZ, Recovered, flat_runs, recover
+from methods.cogmoe.recovery import FREQS, GRID_HZ, POOL, Recovered, flat_runs, recover
 from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 
 REFERENCE = "eeg"
@@ -39,15 +39,15 @@ def hold(drive: Drive) -> np.ndarray:
 def tokens(rec: Recovered) -> np.ndarray:
     """(sensors, steps, FEATURES): per 0.5-s step, band log-powers (pairs of CWT scales),
     the signal's level and the fraction masked, each averaged over the sensor's channels."""
-    n = rec.signal.shape[0]
     step = int(STEP_S * GRID_HZ)
-    steps = n // step
+    steps = rec.signal.shape[0] // step
+    per_step = step // POOL
     out = np.zeros((len(SENSORS), steps, FEATURES), np.float32)
     for i, ch in enumerate(SENSORS):
-        power = rec.power[ch].mean(0)[:2 * BANDS].reshape(BANDS, 2, n).mean(1)
-        parts = [power, rec.signal[:, ch].mean(1)[None], rec.mask[ch].mean(0)[None]]
-        stacked = np.concatenate(parts)[:, :steps * step].reshape(FEATURES, steps, step)
-        out[i] = stacked.mean(-1).T
+        power = rec.power[ch].mean(0)[:2 * BANDS, :steps * per_step]
+        power = power.reshape(BANDS, 2, steps, per_step).mean((1, 3))
+        other = np.stack([rec.signal[:, ch].mean(1), rec.mask[ch].mean(0)])[:, :steps * step]
+        out[i] = np.concatenate([power, other.reshape(2, steps, step).mean(-1)]).T
     return out
 
 

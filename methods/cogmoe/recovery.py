@@ -6,7 +6,7 @@ cross-correlation of magnitude maps (the smallest shift among near-maximal peaks
 peak stands out); a cross-modal artifact mask (missing samples, and energy bursts, made common
 when two sensors burst together, as a bump in the road does); masked log-magnitudes first
 predicted from the other sensors (ridge), then refined by iterative low-rank completion that
-rewrites masked entries only; phases carried on at each scale's frequency; the inverse
+rewrites masked entries only, both on 0.1-s blocks; phases carried on at each scale's frequency; the inverse
 transform fills the masked samples.
 """
 from __future__ import annotations
@@ -22,6 +22,10 @@ GRID_HZ = 100.0
 FREQS = np.geomspace(0.5, 40.0, 16)
 W0 = 6.0
 C_DELTA = 0.776  # Morlet (w0 = 6) reconstruction factor, Torrence & Compo table 2
+# Log-magnitudes are recovered in blocks of 0.1 s: their envelopes are smooth, the tokens
+# average 0.5-s steps of them, and ten times fewer columns make the cross-modal fit and the
+# low-rank completion cheap enough for the live pipeline's latency budget.
+POOL = 10
 
 
 def scales(freqs: np.ndarray = FREQS) -> np.ndarray:
@@ -63,7 +67,7 @@ def icwt(w: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.
 @dataclass
 class Recovered:
     signal: np.ndarray   # (samples, channels) on the grid, masked samples filled
-    power: np.ndarray    # (channels, freqs, samples) log |W|^2 after recovery
+    power: np.ndarray    # (channels, freqs, blocks of POOL samples) log |W|^2 after recovery
     mask: np.ndarray     # (channels, samples) True where the input was missing or artifact
     lags: np.ndarray     # per sensor, seconds it was shifted back
 
@@ -121,18 +125,13 @@ def estimate_lags(anchor: np.ndarray, others: np.ndarray, max_lag: int,
 
 
 def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
-                      iterations: int = 3, pool: int = 8) -> np.ndarray:
+                      iterations: int = 3) -> np.ndarray:
     """Iterative rank-`rank` SVD projection that rewrites only the masked entries; observed
-    entries stay as they are. The SVD is taken on a randomized range of the matrix, and runs
-    on blocks of `pool` samples (log-magnitude envelopes are smooth), then spreads back."""
+    entries stay as they are. The SVD is taken on a randomized range of the matrix."""
     if not mask.any():
         return matrix
-    n = matrix.shape[1] // pool * pool
-    # block means and "any" as sums of strided slices: numpy reduces a short last axis slowly
-    coarse = sum(matrix[:, k:n:pool] for k in range(pool)) / pool
-    holes = sum(mask[:, k:n:pool] for k in range(pool)) > 0
-    filled = coarse.copy()
-    probe = _probe(coarse.shape[1], rank + 4)
+    filled = matrix.copy()
+    probe = _probe(matrix.shape[1], rank + 4)
     for _ in range(iterations):
         mean = filled.mean(1, keepdims=True)
         centred = filled - mean
@@ -140,10 +139,19 @@ def low_rank_complete(matrix: np.ndarray, mask: np.ndarray, rank: int = 4,
         basis, _ = np.linalg.qr(centred @ (centred.T @ (centred @ probe)))
         u, _, _ = np.linalg.svd(basis.T @ centred, full_matrices=False)
         top = basis @ u[:, :rank]
-        filled = np.where(holes, top @ (top.T @ centred) + mean, coarse)
-    counts = np.full(filled.shape[1], pool)
-    counts[-1] += matrix.shape[1] - n  # the last block also covers the leftover samples
-    return np.where(mask, np.repeat(filled, counts, axis=1), matrix)
+        filled = np.where(mask, top @ (top.T @ centred) + mean, matrix)
+    return filled
+
+
+def blocks(n: int) -> np.ndarray:
+    """Where each block of POOL samples starts; the last block also takes the leftover."""
+    return np.arange(0, max(n // POOL, 1) * POOL, POOL)
+
+
+def pooled(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Means over the blocks starting at `starts`, along the last axis."""
+    counts = np.diff(np.r_[starts, x.shape[-1]])
+    return np.add.reduceat(x, starts, axis=-1) / counts
 
 
 @lru_cache(maxsize=4)
@@ -156,11 +164,11 @@ def _probe(rows: int, columns: int) -> np.ndarray:
 
 
 def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, sensors: list[np.ndarray],
-                      ridge: float = 1.0) -> np.ndarray:
+                      ridge: float = 1.0, least: int = 10) -> np.ndarray:
     """Masked log-magnitudes (channels, freqs, samples) of each sensor predicted from the other
     sensors' mean maps at the same instants, by ridge regression fitted where both are
-    observed; each channel keeps its own offset from its sensor's mean. `mask` (channels,
-    samples) holds for every scale of a channel."""
+    observed (at `least` instants); each channel keeps its own offset from its sensor's mean.
+    `mask` (channels, samples) holds for every scale of a channel."""
     out = logmag.copy()
     n = logmag.shape[-1]
     maps = np.stack([logmag[ch].mean(0) for ch in sensors])
@@ -170,7 +178,7 @@ def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, sensors: list[np.nda
         hit = target.any(0)
         others = [j for j in range(len(sensors)) if j != i and seen[j][hit].all()]
         fit = seen[i] & seen[others].all(0) if others else seen[i]
-        if not hit.any() or not others or fit.sum() < 20:
+        if not hit.any() or not others or fit.sum() < least:
             continue
         x = maps[others].reshape(-1, n).T
         y = maps[i].T
@@ -189,13 +197,13 @@ def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, sensors: list[np.nda
     return out
 
 
-def _carried_band(w: np.ndarray, logmag: np.ndarray, mask: np.ndarray
+def _carried_band(w: np.ndarray, logmag: np.ndarray, block: np.ndarray, mask: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The band signal at each masked sample, as (channels, columns, values): the recovered
-    magnitudes, with phases continued from the last observed sample at each scale's frequency
-    and an amplitude that fades over one period (a coherent continuation near the edge of a
-    gap, the mean, zero, deep inside it, where the true phase is unknowable), through the
-    inverse transform. Every scale of a channel shares its mask, so only masked samples are
+    magnitudes (`logmag` per block, `block` the block of each sample), with phases continued
+    from the last observed sample at each scale's frequency and an amplitude that fades over
+    one period (a coherent continuation near the edge of a gap, the mean, zero, deep inside
+    it, where the true phase is unknowable), through the inverse transform. Every scale of a channel shares its mask, so only masked samples are
     computed."""
     t = np.arange(mask.shape[1])
     last = np.maximum.accumulate(np.where(mask, -1, t), axis=1)
@@ -206,7 +214,7 @@ def _carried_band(w: np.ndarray, logmag: np.ndarray, mask: np.ndarray
     phase = np.angle(w[ch, :, np.where(prev >= 0, prev, col)])
     phase = np.where((prev >= 0)[:, None], phase + since * step, phase)
     fade = np.exp(-since * step / (2 * np.pi))
-    amplitude = np.exp(logmag.reshape(w.shape)[ch, :, col])
+    amplitude = np.exp(logmag[ch, :, block[col]])
     return ch, col, icwt((amplitude * fade * np.cos(phase)).T)
 
 
@@ -240,16 +248,18 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
             mask[ch, slice(n - lag, n) if lag > 0 else slice(0, -lag)] = True
             lags[i] = lag / GRID_HZ
     mask |= _bursts(mag, sensors, burst_z)
-    nf = len(FREQS)
-    logmag = np.log(mag + 1e-9).reshape(-1, n)
-    entries = np.repeat(mask, nf, axis=0)
-    low, high = _observed_range(logmag, entries)
-    logmag = _cross_modal_fill(logmag.reshape(w.shape), mask, sensors).reshape(-1, n)
-    logmag = np.clip(low_rank_complete(logmag, entries, rank), low, high)
+    starts = blocks(n)
+    block = np.minimum(np.arange(n) // POOL, len(starts) - 1)
+    holes = pooled(mask, starts) > 0
+    logmag = _cross_modal_fill(pooled(np.log(mag + 1e-9), starts), holes, sensors)
+    flat = logmag.reshape(-1, len(starts))
+    rows = np.repeat(holes, len(FREQS), axis=0)
+    low, high = _observed_range(flat, rows)
+    logmag = np.clip(low_rank_complete(flat, rows, rank), low, high).reshape(logmag.shape)
     out = x.copy()
     damaged = np.flatnonzero(mask.any(1))
     if len(damaged):
-        ch, col, band = _carried_band(w, logmag, mask)
+        ch, col, band = _carried_band(w, logmag, block, mask)
         baseline = x[damaged] - icwt(w[damaged])
         slow = np.zeros_like(x)
         t = np.arange(n)
@@ -258,7 +268,7 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
             if keep.any():
                 slow[c] = np.interp(t, t[keep], baseline[i, keep])
         out[ch, col] = band + slow[ch, col]
-    return Recovered(out.T, 2 * logmag.reshape(w.shape), mask, lags)
+    return Recovered(out.T, 2 * logmag, mask, lags)
 
 
 def _observed_range(logmag: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
