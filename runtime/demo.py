@@ -17,6 +17,7 @@ from runtime.pipeline import Pipeline
 from streams import StreamInfo, local_clock
 from streams.lsl import Inlet
 from streams.replay import Replay
+from streams.replay_process import ReplayProcess
 
 CHANNELS = ("Fp1", "Fp2", "F7", "F3", "Fz", "F4", "F8", "T7", "C3", "Cz", "C4", "T8", "P7",
             "P3", "Pz", "P4", "P8", "O1", "Oz", "O2", "A1", "A2")
@@ -103,7 +104,7 @@ def bandpass(duration: float | None, run) -> dict:
     info = StreamInfo(name=name, type="EEG", channels=CHANNELS, units=("uV",) * len(CHANNELS),
                       rate=RATE, source_id=name)
     raw = simulated_eeg(max(duration, 1.0) + 2.0)
-    replay = Replay.from_arrays(info, raw, chunk_size=8)
+    replay = ReplayProcess(Replay.from_arrays(info, raw).recordings, chunk_size=8)
     pipe = Pipeline.from_yaml(pipelines.find("bandpass"), [f"source.name={name}"])
     client = Client(f"{name}-bandpass")
     report = run_demo(pipe, replay, [client], run, duration)
@@ -111,16 +112,18 @@ def bandpass(duration: float | None, run) -> dict:
     return report
 
 
-def run_demo(pipe: Pipeline, replay: Replay | None, clients: list, run, duration: float,
-             others: tuple = ()) -> dict:
-    """Open the simulated sources (if any), start the pipeline, let the clients (objects with
-    a `thread` and a `stop()`) work, run for `duration`, and stop everything, the clients first
-    so none waits on a pipeline that is gone (`others`: more readers with a `stop()`)."""
-    outlets = replay.open() if replay else []
+def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
+             duration: float, others: tuple = ()) -> dict:
+    """Open the simulated sources (if any; in their own process, as sensors are), start the
+    pipeline, let the clients (objects with a `thread` and a `stop()`) work, run for
+    `duration`, and stop everything, the clients first so none waits on a pipeline that is
+    gone (`others`: more readers with a `stop()`)."""
+    if replay:
+        replay.open()
     pipe.start()
     try:
-        for outlet in outlets:
-            outlet.wait_for_consumers(10.0)
+        if replay:
+            replay.ready(10.0)
         for client in clients:
             client.thread.start()
         if replay:

@@ -11,6 +11,7 @@ from streams import Chunk, StreamInfo, local_clock
 from streams.lsl import Inlet
 from streams.recorder import Recorder
 from streams.replay import Replay, chunk_bounds, timeline
+from streams.replay_process import ReplayProcess
 from streams.xdf_read import Recording, read_xdf
 
 INF = float("inf")
@@ -239,3 +240,32 @@ def test_round_trip_replay_recorder_file(shared_data, tmp_path, uid):
         np.testing.assert_allclose(np.diff(stream["time_stamps"]),
                                    np.diff(recording.timestamps) / 8.0, atol=1e-5)
     assert read_xdf(tmp_path / "round.xdf")[0].info.channels == source[0].info.channels
+
+
+def test_replay_in_its_own_process_streams_everything_and_reports_counts(shared_data, uid):
+    recordings = renamed(read_xdf(shared_data / "xdf" / "bciess_ssvep_dsi7.xdf"), uid)
+    replay = ReplayProcess(recordings, speed=INF, chunk_size=32)
+    replay.open()
+    inlets = [Inlet(name=r.info.name, processing=(), max_buflen=600) for r in recordings]
+    try:
+        for inlet in inlets:
+            assert inlet.open(5.0), f"replayed stream {inlet.describe()} not found"
+        assert replay.ready(5.0)
+        replay.start()
+        assert replay.t_start <= local_clock()
+        got = receive(inlets, [len(r) for r in recordings], seconds=30)
+        assert replay.wait(10)
+    finally:
+        replay.stop()
+    for recording, chunks in zip(recordings, got):
+        assert replay.pushed[recording.info.name] == len(recording)
+        if len(recording):
+            np.testing.assert_array_equal(np.concatenate([c.data for c in chunks]),
+                                          recording.data)
+    assert not replay._process.is_alive()
+
+
+def test_replay_process_rejects_bad_options_in_the_caller(shared_data):
+    recordings = read_xdf(shared_data / "xdf" / "xdfmodules_minimal.xdf")
+    with pytest.raises(ValueError, match="speed"):
+        ReplayProcess(recordings, speed=0)

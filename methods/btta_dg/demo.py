@@ -21,6 +21,7 @@ from runtime.demo import Client, run_demo
 from runtime.pipeline import Pipeline
 from streams import StreamInfo
 from streams.replay import Replay
+from streams.replay_process import ReplayProcess
 from streams.xdf_read import Recording
 from streams.zmq_link import Subscriber, free_endpoint
 
@@ -101,7 +102,7 @@ def bci(duration: float | None, run) -> dict:
     pipe = Pipeline.from_yaml(pipelines.find("bci"), overrides(name, endpoint))
     adapted, prior = Client(f"{name}-probs"), Client(f"{name}-prior")
     zmq_client = ZmqClient(endpoint)
-    replay = Replay(streams, chunk_size=10)
+    replay = ReplayProcess(streams, chunk_size=10)
     report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,))
     report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
     return report

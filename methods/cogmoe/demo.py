@@ -25,6 +25,7 @@ from runtime.demo import Client, run_demo
 from runtime.pipeline import Pipeline
 from streams import StreamInfo
 from streams.replay import Replay
+from streams.replay_process import ReplayProcess
 from streams.xdf_read import Recording
 from streams.zmq_link import free_endpoint
 
@@ -84,7 +85,7 @@ def car(duration: float | None, run) -> dict:
     streams, load, trouble = recordings(name, int(duration) + 5)
     pipe = Pipeline.from_yaml(pipelines.find("car"), overrides(name))
     client = Client(f"{name}-load")
-    replay = Replay(streams, chunk_size=8)
+    replay = ReplayProcess(streams, chunk_size=8)
     report = run_demo(pipe, replay, [client], run, duration)
     report["metrics"] = metrics(client, load, trouble, replay.t_start)
     report["plot"] = str(plot(client, load, trouble, replay.t_start, name))
