@@ -6,8 +6,8 @@ cross-correlation of magnitude maps (the smallest shift among near-maximal peaks
 peak stands out); a cross-modal artifact mask (missing samples, and energy bursts, made common
 when two sensors burst together, as a bump in the road does); masked log-magnitudes first
 predicted from the other sensors (ridge), then refined by iterative low-rank completion that
-rewrites masked entries only, both on 0.1-s blocks; phases carried on at each scale's frequency; the inverse
-transform fills the masked samples.
+rewrites masked entries only, both on 0.1-s blocks; phases carried on at each scale's
+frequency; the inverse transform fills the masked samples.
 """
 from __future__ import annotations
 
@@ -165,10 +165,10 @@ def _probe(rows: int, columns: int) -> np.ndarray:
 
 def _cross_modal_fill(logmag: np.ndarray, mask: np.ndarray, sensors: list[np.ndarray],
                       ridge: float = 1.0, least: int = 10) -> np.ndarray:
-    """Masked log-magnitudes (channels, freqs, samples) of each sensor predicted from the other
+    """Masked log-magnitudes (channels, freqs, instants) of each sensor predicted from the other
     sensors' mean maps at the same instants, by ridge regression fitted where both are
     observed (at `least` instants); each channel keeps its own offset from its sensor's mean.
-    `mask` (channels, samples) holds for every scale of a channel."""
+    `mask` (channels, instants) holds for every scale of a channel."""
     out = logmag.copy()
     n = logmag.shape[-1]
     maps = np.stack([logmag[ch].mean(0) for ch in sensors])
@@ -203,8 +203,8 @@ def _carried_band(w: np.ndarray, logmag: np.ndarray, block: np.ndarray, mask: np
     magnitudes (`logmag` per block, `block` the block of each sample), with phases continued
     from the last observed sample at each scale's frequency and an amplitude that fades over
     one period (a coherent continuation near the edge of a gap, the mean, zero, deep inside
-    it, where the true phase is unknowable), through the inverse transform. Every scale of a channel shares its mask, so only masked samples are
-    computed."""
+    it, where the true phase is unknowable), through the inverse transform. Every scale of a
+    channel shares its mask, so only masked samples are computed."""
     t = np.arange(mask.shape[1])
     last = np.maximum.accumulate(np.where(mask, -1, t), axis=1)
     ch, col = np.nonzero(mask)
