@@ -77,13 +77,29 @@ def test_wavelet_transform_inverts_within_its_band():
 
 def test_lag_estimate_takes_the_smallest_of_near_equal_peaks_and_none_without_one():
     rng = np.random.default_rng(0)
-    base = rng.standard_normal((16, 1000))
+    base = np.abs(rng.standard_normal((16, 1000))) * 0.2
     bump = np.zeros(1000)
-    bump[400:420] = 5.0
-    anchor = base * 0.2 + bump
-    other = np.roll(anchor, 25, axis=-1) + rng.standard_normal((16, 1000)) * 0.2
-    noise = rng.standard_normal((16, 1000))
-    assert recovery.estimate_lags(anchor, np.stack([other, noise, anchor]), 60) == [25, 0, 0]
+    bump[400:480] = np.hanning(80) * 5.0  # broad: lags short of the true one correlate too
+    anchor = base + bump
+    other = np.roll(anchor, 25, axis=-1) + np.abs(rng.standard_normal((16, 1000))) * 0.2
+    twice = base + np.roll(bump, 25) + np.roll(bump, -40)  # two near-equal peaks
+    noise = np.abs(rng.standard_normal((16, 1000)))
+    assert recovery.estimate_lags(anchor, np.stack([other, twice, noise, anchor]), 60) == \
+        [25, 25, 0, 0]
+
+
+def test_stage1_aligns_a_late_sensor_on_a_bump_every_sensor_felt(drive):
+    """EEG and ECG share no rhythm; a bump in the road shows in both, so a clock that runs
+    0.2 s late is found and taken back."""
+    window = feats.hold(drive)[:2560].astype(float)
+    bump = np.zeros(len(window))
+    bump[1000:1051] = np.hanning(51)
+    window += 8 * window.std(0) * bump[:, None]
+    eeg = feats.SENSORS[0]
+    window[:, eeg] = np.roll(window[:, eeg], 51, axis=0)  # 0.2 s at 256 Hz
+    lags = recovery.recover(window, 256.0, feats.SENSORS, feats.ANCHOR).lags
+    assert lags[0] == pytest.approx(0.2, abs=0.03)
+    assert np.abs(np.delete(lags, 0)).max() <= 0.03
 
 
 def test_flat_runs_find_a_stopped_sensor_not_a_slow_one():

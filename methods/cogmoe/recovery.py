@@ -2,8 +2,8 @@
 
 On a common 100-Hz grid, per channel: a Morlet continuous wavelet transform (0.5-40 Hz,
 Torrence & Compo 1998); each sensor's lag against an anchor sensor from the 2-D
-cross-correlation of magnitude maps (the smallest shift among near-maximal peaks, zero when no
-peak stands out); a cross-modal artifact mask (missing samples, and energy bursts, made common
+cross-correlation of magnitude maps, as far as they rise above their usual level (the smallest
+shift among near-maximal peaks, zero when no peak stands out); a cross-modal artifact mask (missing samples, and energy bursts, made common
 when two sensors burst together, as a bump in the road does); masked log-magnitudes first
 predicted from the other sensors (ridge), then refined by iterative low-rank completion that
 rewrites masked entries only, both on 0.1-s blocks; phases carried on at each scale's
@@ -98,29 +98,46 @@ def _resampler(rate: float) -> tuple[int, int, np.ndarray]:
                                                      window=("kaiser", 5.0))
 
 
-def _zmap(magnitude: np.ndarray) -> np.ndarray:
-    log = np.log(magnitude + 1e-12)
-    return (log - log.mean(-1, keepdims=True)) / (log.std(-1, keepdims=True) + 1e-9)
+def transients(magnitude: np.ndarray, missing: np.ndarray, edge: int, z: float = 2.0,
+               cap: float = 3.0, lowest_hz: float = 1.0) -> np.ndarray:
+    """(freqs, samples) magnitude -> how far each scale's log-magnitude rises above its own
+    robust level (median, MAD; z over `z`, clipped at `cap`), from `lowest_hz` up. Sensors
+    of different kinds share events (a bump in the road), not rhythms: the whole maps of an
+    EEG and an ECG do not correlate, their bursts do. Missing samples and `edge` samples at
+    each end (where the transform runs off the window) are zero."""
+    log = np.log(magnitude[FREQS >= lowest_hz] + 1e-12)
+    inner = log[:, edge:-edge:4]  # every 4th sample: the level, not the events, at 1/4 the cost
+    median = np.median(inner, -1, keepdims=True)
+    mad = 1.4826 * np.median(np.abs(inner - median), -1, keepdims=True) + 1e-9
+    out = np.clip((log - median) / mad - z, 0.0, cap)
+    out[:, missing] = 0.0
+    out[:, :edge] = out[:, -edge:] = 0.0
+    return out
 
 
 def estimate_lags(anchor: np.ndarray, others: np.ndarray, max_lag: int,
                   near: float = 0.9, floor: float = 0.3) -> list[int]:
     """Lag (samples) of each of `others` (maps, freqs, samples) behind `anchor` (freqs,
-    samples), z-scored maps all, from their cross-correlation summed over frequency: the
-    smallest |lag| whose correlation is within `near` of the peak; 0 when the peak is under
-    `floor` (nothing to align on). The anchor is transformed once, and the sum over frequency
-    taken before the inverse transform (it is linear)."""
+    samples), from their 2-D cross-correlation at zero frequency shift, normalised by both
+    maps' energy: the smallest |lag| among the correlation's peaks (local maxima) within
+    `near` of the highest; 0 when the highest is under `floor` (nothing to align on). The
+    anchor is transformed once, and the sum over frequency taken before the inverse
+    transform (it is linear)."""
     n = anchor.shape[-1]
     size = fft.next_fast_len(2 * n)
     cross = np.conj(fft.rfft(anchor, size)) * fft.rfft(others, size)
-    corr = fft.irfft(cross.sum(1), size) / (anchor.shape[0] * n)
-    lags = np.r_[0:max_lag + 1, -max_lag:0]
+    energy = np.sqrt((anchor ** 2).sum() * (others ** 2).sum((1, 2))) + 1e-12
+    corr = fft.irfft(cross.sum(1), size) / energy[:, None]
+    lags = np.arange(-max_lag, max_lag + 1)
     out = []
     for c in corr:
-        values = np.r_[c[:max_lag + 1], c[-max_lag:]]
-        best = values.max()
-        candidates = lags[values >= near * best]
-        out.append(0 if best < floor else int(candidates[np.argmin(np.abs(candidates))]))
+        values = np.r_[c[-max_lag:], c[:max_lag + 1]]
+        peaks = signal.find_peaks(values)[0]
+        if not len(peaks) or values[peaks].max() < floor:
+            out.append(0)
+            continue
+        near_best = lags[peaks[values[peaks] >= near * values[peaks].max()]]
+        out.append(int(near_best[np.argmin(np.abs(near_best))]))
     return out
 
 
@@ -236,11 +253,11 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     n = x.shape[1]
     w = cwt(x)
     mag = np.abs(w)
-    maps = np.stack([_zmap(mag[ch].mean(0)) for ch in sensors])
+    edge = int(max_lag_s * GRID_HZ)
+    maps = np.stack([transients(mag[ch].mean(0), mask[ch].any(0), edge) for ch in sensors])
     lags = np.zeros(len(sensors))
     others = [i for i in range(len(sensors)) if i != anchor]
-    for i, lag in zip(others, estimate_lags(maps[anchor], maps[others],
-                                            int(max_lag_s * GRID_HZ))):
+    for i, lag in zip(others, estimate_lags(maps[anchor], maps[others], edge)):
         if lag:
             ch = sensors[i]
             for a in (w, mag, x, mask):
