@@ -21,12 +21,20 @@ def cache_folder(method: str) -> Path:
     return Path(root) / method
 
 
+def stale(checkpoint: Path, method: str) -> bool:
+    """Whether the method's own code changed after `checkpoint` was trained: a model made for
+    other features or other layers must not be served, nor fail to load."""
+    sources = (Path(__file__).parent / method).glob("*.py")
+    return any(path.stat().st_mtime > checkpoint.stat().st_mtime for path in sources)
+
+
 def cached_checkpoint(method: str, train: Callable[[Path], object]) -> Path:
-    """This machine's checkpoint of `method`, trained by `train(folder)` if there is none."""
-    folder = cache_folder(method)
-    if not (folder / CHECKPOINT).exists():
-        train(folder)
-    return folder / CHECKPOINT
+    """This machine's checkpoint of `method`, trained by `train(folder)` if there is none or
+    the method's code is newer than it."""
+    path = cache_folder(method) / CHECKPOINT
+    if not path.exists() or stale(path, method):
+        train(path.parent)
+    return path
 
 
 def cached_bundle(method: str, train: Callable[[Path], object],
