@@ -88,7 +88,7 @@ def test_read_xdf_gives_our_types_and_synchronised_timestamps(tmp_path):
     eeg, markers = STREAMS[0][0], STREAMS[3][0]
     rng = np.random.default_rng(2)
     with XdfWriter(path) as writer:
-        a, b, empty = writer.add_stream(eeg), writer.add_stream(markers), writer.add_stream(
+        a, b, _ = writer.add_stream(eeg), writer.add_stream(markers), writer.add_stream(
             StreamInfo.make("silent", 3, rate=10.0))
         chunk = samples(eeg, 500, 50.0, rng)
         writer.write(a, chunk)

@@ -1,7 +1,9 @@
 """Stage 2: the cross-modal mixture-of-experts transformer, and the neural baselines.
 
-Input (batch, sensors * steps, FEATURES + QUALITY): one token per sensor and 0.5-s step, its
-features then its sensor's quality indices. Per-sensor encoders; cross-modal attention (each
+Input (batch, sensors * steps, FEATURES + QUALITY): one token per sensor and 2-s step, its
+features then its sensor's quality indices. Each sensor's features are standardised by that
+sensor's own training statistics (an EDA level in microsiemens and an EEG band power share no
+scale), then per-sensor encoders; cross-modal attention (each
 token attends to the other sensors' tokens); transformer layers whose feed-forward block is a
 mixture of three experts (0: clean, 1: noise-robust, 2: recovered/masked) under a soft gate
 that sees the token AND its quality vector. `routing="modality"` gates by sensor identity only
@@ -66,8 +68,8 @@ class CogMoE(nn.Module):
         self.config = dict(features=features, quality=quality, sensors=sensors, steps=steps,
                            d=d, heads=heads, layers=layers, routing=routing, dropout=dropout)
         self.features, self.sensors, self.steps = features, sensors, steps
-        self.register_buffer("mean", torch.zeros(features))
-        self.register_buffer("std", torch.ones(features))
+        self.register_buffer("mean", torch.zeros(sensors, 1, features))
+        self.register_buffer("std", torch.ones(sensors, 1, features))
         self.encoders = nn.ModuleList(nn.Linear(features, d) for _ in range(sensors))
         self.sensor_embedding = nn.Parameter(torch.randn(sensors, 1, d) * 0.1)
         self.step_embedding = nn.Parameter(torch.randn(1, steps, d) * 0.1)
@@ -84,8 +86,7 @@ class CogMoE(nn.Module):
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """Per-sensor encodings (batch, tokens, d) of the (normalised) features."""
         b = x.shape[0]
-        f = ((x[..., :self.features] - self.mean) / self.std).view(
-            b, self.sensors, self.steps, -1)
+        f = (x[..., :self.features].view(b, self.sensors, self.steps, -1) - self.mean) / self.std
         h = torch.stack([enc(f[:, i]) for i, enc in enumerate(self.encoders)], 1)
         return (h + self.sensor_embedding + self.step_embedding).view(b, -1, h.shape[-1])
 
@@ -125,8 +126,8 @@ class EarlyFusion(nn.Module):
         self.config = dict(features=features, quality=quality, sensors=sensors, steps=steps,
                            d=d, dropout=dropout)
         self.features, self.sensors, self.steps = features, sensors, steps
-        self.register_buffer("mean", torch.zeros(features))
-        self.register_buffer("std", torch.ones(features))
+        self.register_buffer("mean", torch.zeros(sensors, 1, features))
+        self.register_buffer("std", torch.ones(sensors, 1, features))
         width = sensors * (features + quality)
         self.mlp = nn.Sequential(nn.Linear(width, d), nn.GELU(), nn.Dropout(dropout),
                                  nn.Linear(d, d), nn.GELU())
@@ -134,9 +135,9 @@ class EarlyFusion(nn.Module):
 
     def parts(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         b = x.shape[0]
-        f = torch.cat([(x[..., :self.features] - self.mean) / self.std,
-                       x[..., self.features:]], -1)
-        f = f.view(b, self.sensors, self.steps, -1).transpose(1, 2).reshape(b, self.steps, -1)
+        f = (x[..., :self.features].view(b, self.sensors, self.steps, -1) - self.mean) / self.std
+        f = torch.cat([f, x[..., self.features:].view(b, self.sensors, self.steps, -1)], -1)
+        f = f.transpose(1, 2).reshape(b, self.steps, -1)
         return {"logits": self.head(self.mlp(f).mean(1))}
 
 

@@ -23,7 +23,7 @@ FREQS = np.geomspace(0.5, 40.0, 16)
 W0 = 6.0
 C_DELTA = 0.776  # Morlet (w0 = 6) reconstruction factor, Torrence & Compo table 2
 # Log-magnitudes are recovered in blocks of 0.1 s: their envelopes are smooth, the tokens
-# average 0.5-s steps of them, and ten times fewer columns make the cross-modal fit and the
+# average 2-s steps of them, and ten times fewer columns make the cross-modal fit and the
 # low-rank completion cheap enough for the live pipeline's latency budget.
 POOL = 10
 
