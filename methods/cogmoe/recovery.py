@@ -100,18 +100,18 @@ def _resampler(rate: float) -> tuple[int, int, np.ndarray]:
 
 def transients(magnitude: np.ndarray, missing: np.ndarray, edge: int, z: float = 2.0,
                cap: float = 3.0, lowest_hz: float = 1.0) -> np.ndarray:
-    """(freqs, samples) magnitude -> how far each scale's log-magnitude rises above its own
-    robust level (median, MAD; z over `z`, clipped at `cap`), from `lowest_hz` up. Sensors
-    of different kinds share events (a bump in the road), not rhythms: the whole maps of an
-    EEG and an ECG do not correlate, their bursts do. Missing samples and `edge` samples at
-    each end (where the transform runs off the window) are zero."""
-    log = np.log(magnitude[FREQS >= lowest_hz] + 1e-12)
-    inner = log[:, edge:-edge:4]  # every 4th sample: the level, not the events, at 1/4 the cost
+    """(maps, freqs, samples) magnitudes -> how far each scale's log-magnitude rises above
+    its own robust level (median, MAD; z over `z`, clipped at `cap`), from `lowest_hz` up.
+    Sensors of different kinds share events (a bump in the road), not rhythms: the whole maps
+    of an EEG and an ECG do not correlate, their bursts do. Samples `missing` (maps, samples)
+    and `edge` samples at each end (where the transform runs off the window) are zero."""
+    log = np.log(magnitude[:, FREQS >= lowest_hz] + 1e-12)
+    inner = log[..., edge:-edge:4]  # every 4th sample: the level, not the events, at 1/4 the cost
     median = np.median(inner, -1, keepdims=True)
     mad = 1.4826 * np.median(np.abs(inner - median), -1, keepdims=True) + 1e-9
     out = np.clip((log - median) / mad - z, 0.0, cap)
-    out[:, missing] = 0.0
-    out[:, :edge] = out[:, -edge:] = 0.0
+    out *= ~missing[:, None]
+    out[..., :edge] = out[..., -edge:] = 0.0
     return out
 
 
@@ -254,7 +254,8 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     w = cwt(x)
     mag = np.abs(w)
     edge = int(max_lag_s * GRID_HZ)
-    maps = np.stack([transients(mag[ch].mean(0), mask[ch].any(0), edge) for ch in sensors])
+    maps = transients(np.stack([mag[ch].mean(0) for ch in sensors]),
+                      np.stack([mask[ch].any(0) for ch in sensors]), edge)
     lags = np.zeros(len(sensors))
     others = [i for i in range(len(sensors)) if i != anchor]
     for i, lag in zip(others, estimate_lags(maps[anchor], maps[others], edge)):
