@@ -13,7 +13,7 @@ from methods.cogmoe import recovery
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
-from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, degrade,
+from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, Drive, degrade,
                                      simulate)
 from methods.cogmoe.train import clean_inputs, cortex_loss, windows_of
 from streams import Chunk, StreamInfo
@@ -64,6 +64,18 @@ def test_a_disconnected_sensor_sends_nothing_for_its_segment_and_nothing_else_ch
                 np.testing.assert_array_equal(unplugged.signals[m][part],
                                               plugged.signals[m][part])
     assert 0 < sum((unplugged.injected[m][:, 1] == 1).sum() for m in MODALITIES) < 24
+
+
+def test_hold_gives_a_sensor_only_what_its_chunks_have_delivered():
+    """As the live `align` node sees it: an EDA sample (32 Hz, chunks of 8) is held from
+    when its chunk's last sample is sent, not from its own time."""
+    drive = Drive({"eeg": np.zeros((512, 4)), "ecg": np.zeros((1024, 1)),
+                   "eda": np.arange(64.0)[:, None], "gaze": np.zeros((120, 3))}, np.zeros(2), 0)
+    eda = feats.SENSORS[2][0]
+    assert feats.hold(drive, chunk=1)[100, eda] == 12  # plain sample-and-hold: 0.39 s
+    held = feats.hold(drive, chunk=8)[:, eda]
+    assert (held[:56] == 0).all()  # EDA's first chunk goes with its sample at 7/32 s
+    assert held[100] == 7  # EEG's chunk 96-103 arrives at 0.402 s, EDA's second at 0.469 s
 
 
 def test_wavelet_transform_inverts_within_its_band():

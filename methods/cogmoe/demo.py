@@ -19,7 +19,7 @@ import numpy as np
 import pipelines
 from methods.cache import cache_folder
 from methods.cogmoe.export import OUTPUTS, cached_bundle
-from methods.cogmoe.features import WINDOW_S
+from methods.cogmoe.features import CHUNK, WINDOW_S
 from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, simulate
 from runtime.demo import Client, run_demo
 from runtime.pipeline import Pipeline
@@ -75,7 +75,7 @@ def overrides(name: str) -> list[str]:
 
 def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     """The drive's four streams for `seconds`, and the pipeline's overrides (for `bench`)."""
-    return [Replay(recordings(name, int(seconds) + 1)[0], chunk_size=8)], overrides(name)
+    return [Replay(recordings(name, int(seconds) + 1)[0], chunk_size=CHUNK)], overrides(name)
 
 
 def car(duration: float | None, run) -> dict:
@@ -85,7 +85,7 @@ def car(duration: float | None, run) -> dict:
     streams, load, trouble = recordings(name, int(duration) + 5)
     pipe = Pipeline.from_yaml(pipelines.find("car"), overrides(name))
     client = Client(f"{name}-load")
-    replay = ReplayProcess(streams, chunk_size=8)
+    replay = ReplayProcess(streams, chunk_size=CHUNK)
     report = run_demo(pipe, replay, [client], run, duration)
     report["metrics"] = metrics(client, load, trouble, replay.t_start)
     report["plot"] = str(plot(client, load, trouble, replay.t_start, name))

@@ -12,6 +12,7 @@ from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 
 REFERENCE = "eeg"
 WINDOW_S = 10.0
+CHUNK = 8  # samples per LSL chunk each simulated sensor sends (the demo's replay)
 # 2-s tokens: band log-powers of 0.5-s steps were noisy enough that stage 2 learned less
 # from them (severe F1 0.83 / 0.82 at two model seeds; 2-s steps 0.86 / 0.86, 5-s 0.82 / 0.81)
 STEP_S = 2.0
@@ -25,16 +26,33 @@ ANCHOR = MODALITIES.index("ecg")
 ALIGNED_CHANNELS = tuple(f"{m}:{c}" for m in MODALITIES for c in CHANNELS[m])
 
 
-def hold(drive: Drive) -> np.ndarray:
-    """Every sensor sample-and-held onto the reference sensor's clock; missing samples (NaN:
-    the sensor sent nothing) are skipped, so the last received value is held, as live."""
+def arrivals(t: np.ndarray, chunk: int) -> np.ndarray:
+    """When each sample reaches a reader: with its chunk's last sample (chunks of `chunk`)."""
+    last = np.minimum((np.arange(len(t)) // chunk + 1) * chunk, len(t)) - 1
+    return t[last]
+
+
+def hold(drive: Drive, chunk: int = CHUNK) -> np.ndarray:
+    """Every sensor sample-and-held onto the reference sensor's clock as the live `align`
+    node (which never waits) holds it: each sensor sends its samples in chunks of `chunk`,
+    and a reference sample gets the latest sample of every other sensor that is at or before
+    it and has arrived by the time the reference sample's own chunk does. A 32-Hz EDA sensor
+    sending 8 samples at a time is then held up to 250 ms at a window's end, as live, and its
+    steps carry power into the high bands, as live. Missing samples (NaN: the sensor sent
+    nothing) are skipped, so the last received value is held."""
     t_ref = drive.times(REFERENCE)
+    ready = arrivals(t_ref, chunk)
     cols = []
     for m in MODALITIES:
         x, t = drive.signals[m], drive.times(m)
         ok = ~np.isnan(x).any(1)
-        idx = np.clip(np.searchsorted(t[ok], t_ref, side="right") - 1, 0, None)
-        cols.append(x[ok][idx])
+        at_or_before = np.searchsorted(t[ok], t_ref, side="right") - 1
+        if m == REFERENCE:
+            idx = at_or_before
+        else:
+            arrived = np.searchsorted(arrivals(t[ok], chunk), ready, side="right") - 1
+            idx = np.minimum(at_or_before, arrived)
+        cols.append(x[ok][np.clip(idx, 0, None)])
     return np.concatenate(cols, axis=1)
 
 

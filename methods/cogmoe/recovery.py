@@ -3,11 +3,12 @@
 On a common 100-Hz grid, per channel: a Morlet continuous wavelet transform (0.5-40 Hz,
 Torrence & Compo 1998); each sensor's lag against an anchor sensor from the 2-D
 cross-correlation of magnitude maps, as far as they rise above their usual level (the smallest
-shift among near-maximal peaks, zero when no peak stands out); a cross-modal artifact mask (missing samples, and energy bursts, made common
-when two sensors burst together, as a bump in the road does); masked log-magnitudes first
-predicted from the other sensors (ridge), then refined by iterative low-rank completion that
-rewrites masked entries only, both on 0.1-s blocks; phases carried on at each scale's
-frequency; the inverse transform fills the masked samples.
+shift among near-maximal peaks, zero when no peak stands out); a cross-modal artifact mask
+(missing samples, and energy bursts, made common when two sensors burst together, as a bump
+in the road does); masked log-magnitudes first predicted from the other sensors (ridge),
+then refined by iterative low-rank completion that rewrites masked entries only, both on 0.1-s
+blocks; phases carried on at each scale's frequency; the inverse transform fills the masked
+samples.
 """
 from __future__ import annotations
 
