@@ -3,11 +3,11 @@
 Input (batch, sensors * steps, FEATURES + QUALITY): one token per sensor and 2-s step, its
 features then its sensor's quality indices. Each sensor's features are standardised by that
 sensor's own training statistics (an EDA level in microsiemens and an EEG band power share no
-scale), then per-sensor encoders; cross-modal attention (each
-token attends to the other sensors' tokens); transformer layers whose feed-forward block is a
-mixture of three experts (0: clean, 1: noise-robust, 2: recovered/masked) under a soft gate
-that sees the token AND its quality vector. `routing="modality"` gates by sensor identity only
-(ModMoE); `routing="dense"` has one feed-forward block (CogBasic).
+scale), then per-sensor encoders; cross-modal attention (each token attends to the other
+sensors' tokens); transformer layers whose feed-forward block is a mixture of three experts
+(0: clean, 1: noise-robust, 2: recovered/masked) under a soft gate that sees the token AND its
+quality vector. `routing="modality"` gates by sensor identity only (ModMoE);
+`routing="dense"` has one feed-forward block (CogBasic).
 """
 from __future__ import annotations
 
