@@ -78,6 +78,16 @@ def test_hold_gives_a_sensor_only_what_its_chunks_have_delivered():
     assert held[100] == 7  # EEG's chunk 96-103 arrives at 0.402 s, EDA's second at 0.469 s
 
 
+def test_unstair_interpolates_between_changes_and_holds_the_last_step():
+    steps = np.repeat([0.0, 8.0, 4.0], 8)  # a sensor read as a staircase: changes at 8, 16
+    x = np.column_stack([steps, np.arange(24.0), np.full(24, 3.0)])
+    out = recovery.unstair(x)
+    np.testing.assert_allclose(out[:9, 0], np.arange(9.0))
+    np.testing.assert_allclose(out[8:17, 0], 8 - 0.5 * np.arange(9))
+    assert (out[16:, 0] == 4).all(), "nothing arrived after the last step: it is held"
+    np.testing.assert_array_equal(out[:, 1:], x[:, 1:])
+
+
 def test_wavelet_transform_inverts_within_its_band():
     t = np.arange(1000) / recovery.GRID_HZ
     x = np.sin(2 * np.pi * 6 * t) + 0.5 * np.sin(2 * np.pi * 17 * t + 1.0)

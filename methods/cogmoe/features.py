@@ -7,7 +7,8 @@ from concurrent.futures import Executor
 import numpy as np
 
 from methods.cogmoe.quality import indices, relative
-from methods.cogmoe.recovery import FREQS, GRID_HZ, POOL, Recovered, flat_runs, recover
+from methods.cogmoe.recovery import (FREQS, GRID_HZ, POOL, Recovered, flat_runs, recover,
+                                     unstair)
 from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 
 REFERENCE = "eeg"
@@ -73,11 +74,13 @@ def tokens(rec: Recovered) -> np.ndarray:
 
 def window_input(window: np.ndarray, rate: float, beside: Executor | None = None
                  ) -> tuple[np.ndarray, np.ndarray, Recovered]:
-    """Stage 1 and quality for one aligned window: the model's (sensors * steps,
-    FEATURES + QUALITY) input, the absolute quality (sensors, 3), and the recovery. With
+    """Stage 1 and quality for one aligned window (its held steps interpolated, held
+    stretches long enough to be missing kept): the model's (sensors * steps, FEATURES +
+    QUALITY) input, the absolute quality (sensors, 3), and the recovery. With
     `beside`, the quality indices run there while the recovery runs here: numpy and scipy
     release the GIL in their loops and FFTs, so on 2 cores a window takes ~2 ms (~17 %) less."""
     missing = flat_runs(window, rate)
+    window = np.where(missing, window, unstair(window))
 
     def score() -> np.ndarray:
         return indices(window, rate, SENSORS, MODALITIES, missing)

@@ -83,6 +83,21 @@ def flat_runs(x: np.ndarray, rate: float, min_s: float = 0.3) -> np.ndarray:
     return np.isnan(x) | (length >= max(int(min_s * rate), 2))
 
 
+def unstair(x: np.ndarray) -> np.ndarray:
+    """(samples, channels) each channel linearly interpolated between the samples where its
+    value changes. An aligner that never waits reads a slow or chunked sensor as a
+    staircase (a 32-Hz EDA sent 8 samples at a time moves every 250 ms); the steps' edges
+    are not in the signal but fill its high bands. The last step is held: nothing later has
+    arrived. Run it after `flat_runs`, which reads held values as missing."""
+    out = x.copy()
+    t = np.arange(len(x))
+    for c in range(x.shape[1]):
+        knots = np.flatnonzero(np.r_[True, np.diff(x[:, c]) != 0])
+        if 1 < len(knots) < len(x):
+            out[:, c] = np.interp(t, knots, x[knots, c])
+    return out
+
+
 def to_grid(x: np.ndarray, rate: float) -> np.ndarray:
     """(samples, channels) at `rate` -> the 100-Hz grid (polyphase, anti-aliased)."""
     up, down, taps = _resampler(float(rate))
