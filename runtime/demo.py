@@ -16,8 +16,8 @@ import pipelines
 from runtime.pipeline import Pipeline
 from streams import StreamInfo, local_clock
 from streams.lsl import Inlet
-from streams.replay import Replay
 from streams.replay_process import ReplayProcess
+from streams.xdf_read import Recording
 
 CHANNELS = ("Fp1", "Fp2", "F7", "F3", "Fz", "F4", "F8", "T7", "C3", "Cz", "C4", "T8", "P7",
             "P3", "Pz", "P4", "P8", "O1", "Oz", "O2", "A1", "A2")
@@ -104,7 +104,7 @@ def bandpass(duration: float | None, run) -> dict:
     info = StreamInfo(name=name, type="EEG", channels=CHANNELS, units=("uV",) * len(CHANNELS),
                       rate=RATE, source_id=name)
     raw = simulated_eeg(max(duration, 1.0) + 2.0)
-    replay = ReplayProcess(Replay.from_arrays(info, raw).recordings, chunk_size=8)
+    replay = ReplayProcess([Recording(info, raw, np.arange(len(raw)) / RATE)], chunk_size=8)
     pipe = Pipeline.from_yaml(pipelines.find("bandpass"), [f"source.name={name}"])
     client = Client(f"{name}-bandpass")
     report = run_demo(pipe, replay, [client], run, duration)

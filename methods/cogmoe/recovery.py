@@ -122,12 +122,13 @@ def transients(magnitude: np.ndarray, missing: np.ndarray, edge: int, z: float =
     of an EEG and an ECG do not correlate, their bursts do. Samples `missing` (maps, samples)
     and `edge` samples at each end (where the transform runs off the window) are zero."""
     log = np.log(magnitude[:, FREQS >= lowest_hz] + 1e-12)
-    inner = log[..., edge:-edge:4]  # every 4th sample: the level, not the events, at 1/4 the cost
+    end = log.shape[-1] - edge
+    inner = log[..., edge:end:4]  # every 4th sample: the level, not the events, at 1/4 the cost
     median = np.median(inner, -1, keepdims=True)
     mad = 1.4826 * np.median(np.abs(inner - median), -1, keepdims=True) + 1e-9
     out = np.clip((log - median) / mad - z, 0.0, cap)
     out *= ~missing[:, None]
-    out[..., :edge] = out[..., -edge:] = 0.0
+    out[..., :edge] = out[..., end:] = 0.0
     return out
 
 
