@@ -262,6 +262,35 @@ def test_gate_sees_quality():
     assert not torch.allclose(model(x)[:, 2:], model(other)[:, 2:])
 
 
+def test_readout_learns_to_discount_a_sensor_whose_quality_is_poor():
+    """Sensor 0's features are noise and its quality says so; the others carry the label.
+    After training, the readout weighs sensor 0's tokens below the others'; an untrained
+    model weighs every token alike."""
+    torch.manual_seed(0)
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5)
+    y = torch.randint(0, 2, (128,))
+    x = 0.5 * torch.randn(128, 20, feats.FEATURES + feats.QUALITY)
+    x[:, 5:, 0] += 2.0 * y[:, None] - 1.0
+    x[..., feats.FEATURES:] = 1.0
+    x[:, :5, feats.FEATURES:] = 0.1
+    x[:, :5, :feats.FEATURES] = 3 * torch.randn(128, 5, feats.FEATURES)
+
+    def weights() -> torch.Tensor:
+        with torch.no_grad():
+            w = torch.softmax(model.trust(x[..., feats.FEATURES:]), 1)
+        return w.view(128, 4, 5).sum(-1).mean(0)
+
+    torch.testing.assert_close(weights(), torch.full((4,), 0.25))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(150):
+        loss = cortex_loss(model, x, x, y, torch.zeros(128, 4), balance=0.01)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    w = weights()
+    assert w[0] < 0.85 * w[1:].min(), w
+
+
 def _aligned_chunk(drive, drop: str | None = None) -> Chunk:
     window = feats.hold(drive)[:2560].astype(np.float32)
     keep = [i for i, c in enumerate(feats.ALIGNED_CHANNELS) if not (drop and

@@ -6,8 +6,9 @@ sensor's own training statistics (an EDA level in microsiemens and an EEG band p
 scale), then per-sensor encoders; cross-modal attention (each token attends to the other
 sensors' tokens); transformer layers whose feed-forward block is a mixture of three experts
 (0: clean, 1: noise-robust, 2: recovered/masked) under a soft gate that sees the token AND its
-quality vector. `routing="modality"` gates by sensor identity only (ModMoE);
-`routing="dense"` has one feed-forward block (CogBasic).
+quality vector; a readout that weighs each token by a trust learned from its sensor's quality.
+`routing="modality"` gates by sensor identity only (ModMoE); `routing="dense"` has one
+feed-forward block (CogBasic); both read out the plain mean of the tokens.
 """
 from __future__ import annotations
 
@@ -78,6 +79,10 @@ class CogMoE(nn.Module):
         self.layers = nn.ModuleList(Layer(d, heads, quality, sensors, routing, dropout)
                                     for _ in range(layers))
         self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2))
+        self.trust = nn.Linear(quality, 1) if routing == "quality" else None
+        if self.trust is not None:  # starts as the unguided model: every token trusted alike
+            nn.init.zeros_(self.trust.weight)
+            nn.init.zeros_(self.trust.bias)
         ids = torch.arange(sensors).repeat_interleave(steps)
         self.register_buffer("sensor_ids", ids)
         same = ids[:, None] == ids[None, :]  # a token attends only to other sensors' tokens
@@ -102,8 +107,15 @@ class CogMoE(nn.Module):
             h, g, outs = layer(h, q, self.sensor_ids)
             gates.append(g)
             experts.append(outs)
-        return {"logits": self.head(h.mean(1)), "gates": torch.stack(gates).mean(0),
+        return {"logits": self.head(self.pool(h, q)), "gates": torch.stack(gates).mean(0),
                 "experts": experts[0]}
+
+    def pool(self, h: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """The window's summary: with quality routing, tokens weighted by a trust learned from
+        their sensor's quality (a sensor worth little counts little); else the plain mean."""
+        if self.trust is None:
+            return h.mean(1)
+        return (torch.softmax(self.trust(q), 1) * h).sum(1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, 2 + experts + sensors * experts): load probabilities (low, high), mean gate

@@ -226,7 +226,7 @@ def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | N
 
 def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
     """Train CogMoE on simulated drives at every degradation level; save the checkpoint."""
-    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 9)), 600, 30)
+    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 17)), 600, 30)
     with Progress() as progress:
         data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=TRAIN_HOP_S)
         model = fit("cogmoe", data, epochs, seed, progress=progress)
