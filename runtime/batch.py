@@ -77,10 +77,15 @@ def pending(cells: list[Cell], out: Path) -> tuple[list[Cell], list[dict]]:
     return todo, done
 
 
+def spawn_pool(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool of `workers` (default: one per core). Spawn, not fork: the driver may
+    hold threads (torch, rich) that fork would copy mid-lock."""
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
+                               mp_context=multiprocessing.get_context("spawn"))
+
+
 def local_engine(cells: list[Cell], out: Path, workers: int | None = None) -> Iterable[dict]:
-    # spawn, not fork: the driver may hold threads (torch, rich) that fork would copy mid-lock
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(workers) as pool:
         futures = [pool.submit(run_cell, cell, str(out)) for cell in cells]
         for future in as_completed(futures):
             yield future.result()

@@ -15,7 +15,8 @@ from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
 from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, Drive, degrade,
                                      simulate)
-from methods.cogmoe.train import clean_inputs, cortex_loss, windows_of
+from methods.cogmoe.train import (clean_inputs, cortex_loss, dataset, drive_dataset,
+                                  windows_of)
 from streams import Chunk, StreamInfo
 
 
@@ -202,6 +203,16 @@ def test_overlapping_windows_take_the_damage_of_the_segment_holding_their_middle
                       for k in range(11)])
     np.testing.assert_array_equal(half.noise, noise)
     assert not np.array_equal(noise[1::2], noise[:-1:2]), "some middles cross a segment"
+
+
+def test_drives_built_in_parallel_come_back_in_seed_order():
+    """Three drives on a pool of two workers finish in any order; the dataset holds them in
+    the order asked, each as the drive built alone."""
+    built = dataset([3, 1, 2], ["clean", "severe"], 20)
+    alone = [drive_dataset(seed, ["clean", "severe"], 20, feats.WINDOW_S) for seed in (3, 1, 2)]
+    np.testing.assert_array_equal(built.x, np.concatenate([d.x for d in alone]))
+    np.testing.assert_array_equal(built.missing, np.concatenate([d.missing for d in alone]))
+    assert not np.array_equal(alone[0].x, alone[1].x)
 
 
 @pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic", "early_fusion"])

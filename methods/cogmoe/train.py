@@ -11,6 +11,8 @@ then specialise.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,8 @@ from methods.cogmoe import features as feats
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.recovery import to_grid
 from methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
+from methods.threads import one_thread
+from runtime.batch import spawn_pool
 
 LABELS = ("low_load", "high_load")
 # Training windows overlap by half (test windows never do): twice the windows from the same
@@ -60,8 +64,8 @@ def clean_inputs(clean_drive, hop_s: float = feats.WINDOW_S) -> tuple[np.ndarray
     return windows, np.stack([feats.window_input(w, rate)[0] for w in windows])
 
 
-def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int, progress=None,
-               task=None, hop_s: float = feats.WINDOW_S) -> Dataset:
+def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int,
+               hop_s: float = feats.WINDOW_S) -> Dataset:
     """Every 10-s window of `drive`, `hop_s` apart, through stage 1, beside the clean
     drive's; a window's injected damage is that of the segment holding its middle."""
     data, y = feats.drive_windows(drive, hop_s)
@@ -77,8 +81,6 @@ def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int, progress
         rec_err.append(stage1_error(rec, clean[0][k], rate))
         lag = np.array([injected[m][segments[k], 2] for m in MODALITIES])
         lag_err.append(np.abs(rec.lags - (lag - lag[feats.ANCHOR])))  # lags are relative
-        if progress is not None:
-            progress.advance(task)
     pick = lambda col: np.array([[injected[m][s, col] for m in MODALITIES]  # noqa: E731
                                  for s in segments])
     return Dataset(np.stack(xs), clean[1], y, np.full(len(y), level), pick(0), pick(1),
@@ -103,23 +105,35 @@ def stage1_error(rec, clean_window: np.ndarray, rate: float) -> tuple[float, flo
     return err(rec.signal[:len(truth)]), err(linear[:len(truth)])
 
 
+def drive_dataset(seed: int, levels: list[str], seconds: int, hop_s: float) -> Dataset:
+    """One seed's drive at every level, through stage 1 (on one thread: drives run one per
+    core)."""
+    with one_thread():
+        drive = simulate(seconds, seed)
+        clean = clean_inputs(drive, hop_s)
+        return concatenate([windows_of(drive if level == "clean" else degrade(drive, level, seed),
+                                       clean, LEVELS.index(level), hop_s=hop_s)
+                            for level in levels])
+
+
 def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progress | None = None,
             description: str = "stage 1 on simulated drives",
             hop_s: float = feats.WINDOW_S) -> Dataset:
-    """Every seed's drive at every level, through stage 1, in windows `hop_s` apart."""
-    per_drive = int((seconds - feats.WINDOW_S) // hop_s) + 1
-    n = per_drive * len(seeds) * (len(levels) + 1)
-    task = progress.add_task(description, total=n) if progress else None
-    parts = []
-    for seed in seeds:
-        drive = simulate(seconds, seed)
-        clean = clean_inputs(drive, hop_s)
-        if progress is not None:
-            progress.advance(task, len(clean[1]))
-        for level in levels:
-            damaged = drive if level == "clean" else degrade(drive, level, seed)
-            parts.append(windows_of(damaged, clean, LEVELS.index(level), progress, task,
-                                    hop_s))
+    """Every seed's drive at every level, through stage 1, in windows `hop_s` apart; drives
+    in parallel, one process per core (stage 1 is single-threaded numpy: 2x on 2 cores)."""
+    task = progress.add_task(description, total=len(seeds)) if progress else None
+    with spawn_pool(min(len(seeds), os.cpu_count() or 1)) as pool:
+        futures = {pool.submit(drive_dataset, seed, levels, seconds, hop_s): seed
+                   for seed in seeds}
+        parts = {}
+        for future in as_completed(futures):
+            parts[futures[future]] = future.result()
+            if progress is not None:
+                progress.advance(task)
+    return concatenate([parts[seed] for seed in seeds])
+
+
+def concatenate(parts: list[Dataset]) -> Dataset:
     return Dataset(*(np.concatenate([getattr(p, f) for p in parts])
                      for f in Dataset.__dataclass_fields__))
 
@@ -215,6 +229,13 @@ def fit(name: str, data: Dataset, epochs: int = 30, seed: int = 0, lr: float = 2
     return model.eval()
 
 
+def fit_alone(name: str, data: Dataset, epochs: int, seed: int) -> nn.Module:
+    """`fit` on one thread, for a worker process: variants train one per core (small models
+    gain nothing from a second thread)."""
+    with one_thread():
+        return fit(name, data, epochs, seed)
+
+
 @torch.no_grad()
 def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """High-load probability per window, and gate weights (windows, tokens, experts)."""
@@ -226,7 +247,7 @@ def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | N
 
 def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
     """Train CogMoE on simulated drives at every degradation level; save the checkpoint."""
-    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 17)), 600, 30)
+    seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 25)), 600, 30)
     with Progress() as progress:
         data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=TRAIN_HOP_S)
         model = fit("cogmoe", data, epochs, seed, progress=progress)
