@@ -154,6 +154,24 @@ def test_stage1_marks_a_gap_and_fills_it(drive):
     assert np.isfinite(rec.power).all()
 
 
+def test_stage1_follows_a_slow_sensor_s_drift_through_a_gap(drive):
+    """A skin-conductance level drifting below the transform's band, 2 s missing: the fill
+    follows the drift (0.13 of the signal's spread; with the hole first filled with the
+    window's mean, whose step at its edges leaked into the band and the slow baseline, 0.24;
+    a straight line, 0.02)."""
+    window = feats.hold(drive)[:2560].astype(float)
+    eda = feats.SENSORS[2]
+    t = np.arange(2560) / 256.0
+    window[:, eda] = (5 + 0.2 * t + 0.3 * np.sin(2 * np.pi * 0.05 * t))[:, None]
+    truth = recovery.to_grid(window, 256.0)[:, eda]
+    window[1000:1512, eda] = window[999, eda]
+    rec = recovery.recover(window, 256.0, feats.SENSORS, feats.ANCHOR)
+    gap = rec.mask[eda].any(0)
+    assert gap.sum() >= 150
+    error = np.sqrt(np.mean((rec.signal[:, eda][gap] - truth[gap]) ** 2))
+    assert error < 0.18 * truth.std(), error
+
+
 def test_stage1_fills_a_gap_that_opens_the_window(drive):
     """No observed sample before the gap: no phase to carry, the fill fades from the mean."""
     window = feats.hold(drive)[:2560].astype(float)

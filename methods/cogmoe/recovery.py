@@ -1,14 +1,14 @@
 """Stage 1: quality-aware synchronisation and recovery of one multi-sensor window.
 
-On a common 100-Hz grid, per channel: a Morlet continuous wavelet transform (0.5-40 Hz,
-Torrence & Compo 1998); each sensor's lag against an anchor sensor from the 2-D
-cross-correlation of magnitude maps, as far as they rise above their usual level (the smallest
-shift among near-maximal peaks, zero when no peak stands out); a cross-modal artifact mask
-(missing samples, and energy bursts, made common when two sensors burst together, as a bump
-in the road does); masked log-magnitudes first predicted from the other sensors (ridge),
-then refined by iterative low-rank completion that rewrites masked entries only, both on 0.1-s
-blocks; phases carried on at each scale's frequency; the inverse transform fills the masked
-samples.
+Holes bridged by a line between their edges, then on a common 100-Hz grid, per channel: a
+Morlet continuous wavelet transform (0.5-40 Hz, Torrence & Compo 1998); each sensor's lag
+against an anchor sensor from the 2-D cross-correlation of magnitude maps, as far as they rise
+above their usual level (the smallest shift among near-maximal peaks, zero when no peak stands
+out); a cross-modal artifact mask (missing samples, and energy bursts, made common when two
+sensors burst together, as a bump in the road does); masked log-magnitudes first predicted from
+the other sensors (ridge), then refined by iterative low-rank completion that rewrites masked
+entries only, both on 0.1-s blocks; phases carried on at each scale's frequency; the inverse
+transform fills the masked samples.
 """
 from __future__ import annotations
 
@@ -259,11 +259,8 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     channel indices; `anchor` is the sensor others are aligned to; `missing` is
     `flat_runs(window, rate)` when the caller has it already."""
     missing = flat_runs(window, rate) if missing is None else missing
-    present = ~missing
-    clean = np.where(present, window, 0.0)
-    fill = clean.sum(0) / np.maximum(present.sum(0), 1)
     holed = np.flatnonzero(missing.any(0))  # a channel without holes has none on the grid
-    both = to_grid(np.hstack([np.where(missing, fill, window), missing[:, holed]]), rate).T
+    both = to_grid(np.hstack([bridged(window, missing, holed), missing[:, holed]]), rate).T
     x = both[:window.shape[1]]
     mask = np.zeros(x.shape, bool)
     mask[holed] = both[window.shape[1]:] > 0.05
@@ -304,6 +301,18 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
                 slow[c] = np.interp(t, t[keep], baseline[i, keep])
         out[ch, col] = band + slow[ch, col]
     return Recovered(out.T, 2 * logmag, mask, lags)
+
+
+def bridged(window: np.ndarray, missing: np.ndarray, holed: np.ndarray) -> np.ndarray:
+    """`window` with each hole of the `holed` channels bridged by a straight line between its
+    edges (zero where a channel has nothing): the transform then sees no step at a hole's
+    edges, whose energy would leak into the band near them and into the slow baseline."""
+    out = window.copy()
+    t = np.arange(len(window))
+    for c in holed:
+        keep = ~missing[:, c]
+        out[:, c] = np.interp(t, t[keep], window[keep, c]) if keep.any() else 0.0
+    return out
 
 
 def _observed_range(logmag: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
