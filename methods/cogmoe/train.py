@@ -120,7 +120,8 @@ def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progres
             description: str = "stage 1 on simulated drives",
             hop_s: float = feats.WINDOW_S) -> Dataset:
     """Every seed's drive at every level, through stage 1, in windows `hop_s` apart; drives
-    in parallel, one process per core (stage 1 is single-threaded numpy: 2x on 2 cores)."""
+    in parallel, one process per core (stage 1 is single-threaded numpy). The workers are
+    spawned: a script that calls this needs the `if __name__ == "__main__":` guard."""
     task = progress.add_task(description, total=len(seeds)) if progress else None
     with spawn_pool(min(len(seeds), os.cpu_count() or 1)) as pool:
         futures = {pool.submit(drive_dataset, seed, levels, seconds, hop_s): seed
