@@ -7,9 +7,6 @@ level separately. Results per variant: {"clean"|"moderate"|"severe": {"accuracy"
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import as_completed
-
 import numpy as np
 from pydantic import BaseModel
 from rich.progress import Progress
@@ -21,8 +18,8 @@ from methods.cogmoe import features as feats
 from methods.cogmoe.model import EXPERTS
 from methods.cogmoe.physio import physio_checks
 from methods.cogmoe.simulate import LEVELS, MODALITIES
-from methods.cogmoe.train import TRAIN_HOP_S, Dataset, dataset, fit_alone, predict
-from runtime.batch import spawn_pool
+from methods.cogmoe.train import (TRAIN_HOP_S, Dataset, dataset, fit_alone, in_parallel,
+                                  predict)
 
 VARIANTS = ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees")
 
@@ -97,14 +94,9 @@ def fit_variants(names: tuple[str, ...], train: Dataset, cfg: Config, progress: 
                  ) -> dict:
     """Every neural variant trained, one per core."""
     task = progress.add_task("training the stage-2 variants", total=len(names))
-    with spawn_pool(min(len(names), os.cpu_count() or 1)) as pool:
-        futures = {pool.submit(fit_alone, name, train, cfg.epochs, cfg.seed): name
-                   for name in names}
-        models = {}
-        for future in as_completed(futures):
-            models[futures[future]] = future.result()
-            progress.advance(task)
-    return {name: models[name] for name in names}
+    models = in_parallel([(fit_alone, name, train, cfg.epochs, cfg.seed) for name in names],
+                         progress, task)
+    return dict(zip(names, models))
 
 
 def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dict:

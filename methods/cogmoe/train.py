@@ -123,15 +123,21 @@ def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progres
     in parallel, one process per core (stage 1 is single-threaded numpy). The workers are
     spawned: a script that calls this needs the `if __name__ == "__main__":` guard."""
     task = progress.add_task(description, total=len(seeds)) if progress else None
-    with spawn_pool(min(len(seeds), os.cpu_count() or 1)) as pool:
-        futures = {pool.submit(drive_dataset, seed, levels, seconds, hop_s): seed
-                   for seed in seeds}
-        parts = {}
+    return concatenate(in_parallel([(drive_dataset, seed, levels, seconds, hop_s)
+                                    for seed in seeds], progress, task))
+
+
+def in_parallel(calls: list[tuple], progress: Progress | None = None, task=None) -> list:
+    """Each call `(function, *args)` in a worker process, one per core; the results in the
+    calls' order, the progress task advanced as each finishes."""
+    with spawn_pool(min(len(calls), os.cpu_count() or 1)) as pool:
+        futures = {pool.submit(*call): k for k, call in enumerate(calls)}
+        results = {}
         for future in as_completed(futures):
-            parts[futures[future]] = future.result()
+            results[futures[future]] = future.result()
             if progress is not None:
                 progress.advance(task)
-    return concatenate([parts[seed] for seed in seeds])
+    return [results[k] for k in range(len(calls))]
 
 
 def concatenate(parts: list[Dataset]) -> Dataset:
