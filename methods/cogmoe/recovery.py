@@ -260,7 +260,7 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     `flat_runs(window, rate)` when the caller has it already."""
     missing = flat_runs(window, rate) if missing is None else missing
     holed = np.flatnonzero(missing.any(0))  # a channel without holes has none on the grid
-    both = to_grid(np.hstack([bridged(window, missing, holed), missing[:, holed]]), rate).T
+    both = to_grid(np.hstack([bridged(window, missing), missing[:, holed]]), rate).T
     x = both[:window.shape[1]]
     mask = np.zeros(x.shape, bool)
     mask[holed] = both[window.shape[1]:] > 0.05
@@ -292,24 +292,20 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
     damaged = np.flatnonzero(mask.any(1))
     if len(damaged):
         ch, col, band = _carried_band(w, logmag, block, mask)
-        baseline = x[damaged] - icwt(w[damaged])
         slow = np.zeros_like(x)
-        t = np.arange(n)
-        for i, c in enumerate(damaged):
-            keep = ~mask[c]
-            if keep.any():
-                slow[c] = np.interp(t, t[keep], baseline[i, keep])
+        slow[damaged] = bridged((x[damaged] - icwt(w[damaged])).T, mask[damaged].T).T
         out[ch, col] = band + slow[ch, col]
     return Recovered(out.T, 2 * logmag, mask, lags)
 
 
-def bridged(window: np.ndarray, missing: np.ndarray, holed: np.ndarray) -> np.ndarray:
-    """`window` with each hole of the `holed` channels bridged by a straight line between its
-    edges (zero where a channel has nothing): the transform then sees no step at a hole's
-    edges, whose energy would leak into the band near them and into the slow baseline."""
+def bridged(window: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """(samples, channels) with each hole bridged by a straight line between its edges (zero
+    where a channel has nothing): before the transform, so that it sees no step at a hole's
+    edges, whose energy would leak into the band near them and into the slow baseline; and
+    for that slow baseline (below the band) inside the holes."""
     out = window.copy()
     t = np.arange(len(window))
-    for c in holed:
+    for c in np.flatnonzero(missing.any(0)):
         keep = ~missing[:, c]
         out[:, c] = np.interp(t, t[keep], window[keep, c]) if keep.any() else 0.0
     return out
