@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import torch
 from scipy import signal
+from sklearn.metrics import f1_score
 
 from methods.cogmoe import features as feats
 from methods.cogmoe import recovery
+from methods.cogmoe.evaluate import gaps
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
@@ -231,6 +233,27 @@ def test_drives_built_in_parallel_come_back_in_seed_order():
     np.testing.assert_array_equal(built.x, np.concatenate([d.x for d in alone]))
     np.testing.assert_array_equal(built.missing, np.concatenate([d.missing for d in alone]))
     assert not np.array_equal(alone[0].x, alone[1].x)
+
+
+def test_gaps_resample_whole_drives_and_match_the_pooled_f1():
+    """A baseline wrong on every severe window trails by 1 there and nowhere else; one wrong
+    only on half the drives' severe windows trails by its pooled F1, with an interval that
+    spans the drives' disagreement."""
+    rng = np.random.default_rng(0)
+    drive = np.repeat(np.arange(100, 106), 30)
+    level = np.tile(np.repeat([0, 1, 2], 10), 6)
+    y = rng.integers(0, 2, len(drive))
+    severe = level == 2
+    half = np.where(severe & (drive < 103), 1 - y, y).astype(float)
+    g = gaps(y, {"cogmoe": y.astype(float), "all": np.where(severe, 1 - y, y).astype(float),
+                 "half": half}, level, drive)
+    assert set(g) == {"all", "half"}
+    assert g["all"]["clean"] == g["all"]["moderate"] == {"f1": 0.0, "ci90": [0.0, 0.0]}
+    assert g["all"]["severe"]["f1"] == 1.0
+    point = 1 - f1_score(y[severe], half[severe] > 0.5)
+    lo, hi = g["half"]["severe"]["ci90"]
+    assert g["half"]["severe"]["f1"] == pytest.approx(point, abs=1e-4)
+    assert 0 <= lo < point < hi <= 1
 
 
 @pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic", "early_fusion"])

@@ -89,6 +89,8 @@ def test_evaluate_reports_every_variant_at_every_level(tmp_path):
         assert set(levels) == set(LEVELS), variant
         for scores in levels.values():
             assert 0.0 <= scores["f1"] <= 1.0 and 0.0 <= scores["accuracy"] <= 1.0
+    assert set(result["gaps"]) == set(VARIANTS) - {"cogmoe"}
+    assert set(result["gaps"]["boosted_trees"]) == set(LEVELS)
     assert set(result["gates"]["utilisation"]) == set(LEVELS)
     assert "noise_robust_vs_noise" in result["gates"]
     assert result["stage1"]["severe"]["stage1_rmse"] > 0

@@ -49,6 +49,7 @@ class Dataset:
     recovery_error: np.ndarray  # (windows, 2): RMSE of stage 1 and of linear fill, on gaps
     lag_error: np.ndarray       # (windows, sensors) |estimated - injected| lag (s), both
     #                             relative to the anchor sensor
+    drive: np.ndarray    # the drive's seed: windows of one drive are not independent
 
     def __len__(self) -> int:
         return len(self.y)
@@ -84,7 +85,8 @@ def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int,
     pick = lambda col: np.array([[injected[m][s, col] for m in MODALITIES]  # noqa: E731
                                  for s in segments])
     return Dataset(np.stack(xs), clean[1], y, np.full(len(y), level), pick(0), pick(1),
-                   pick(2), np.stack(qs), np.array(rec_err), np.stack(lag_err))
+                   pick(2), np.stack(qs), np.array(rec_err), np.stack(lag_err),
+                   np.full(len(y), drive.seed))
 
 
 def stage1_error(rec, clean_window: np.ndarray, rate: float) -> tuple[float, float]:
