@@ -158,12 +158,13 @@ def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dic
                "physio": physio_checks(),
                "columns": [f"{level}_{m}" for level in LEVELS for m in ("f1", "accuracy")]}
     if out is not None:
-        figure(results, out)
+        figure(results, payload["gaps"], out)
     return payload
 
 
-def figure(results: dict, out) -> None:
-    """F1 of every variant against degradation level."""
+def figure(results: dict, gap: dict, out) -> None:
+    """F1 of every variant against degradation level; beside it, CogMoE's lead over each
+    baseline with its 90 % interval over test drives."""
     from pathlib import Path
 
     import matplotlib
@@ -171,12 +172,25 @@ def figure(results: dict, out) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    color = {name: f"C{k}" for k, name in enumerate(results)}  # one colour per variant
     for name, by_level in results.items():
-        ax.plot(LEVELS, [by_level[level]["f1"] for level in LEVELS], marker="o", label=name)
+        ax.plot(LEVELS, [by_level[level]["f1"] for level in LEVELS], marker="o", label=name,
+                color=color[name])
     ax.set_ylabel("F1 (high load)")
     ax.set_title("cognitive load F1 as sensor quality falls")
     ax.legend(fontsize=8)
+    x = np.arange(len(LEVELS))
+    for k, (name, by_level) in enumerate(gap.items()):
+        mid = np.array([by_level[level]["f1"] for level in LEVELS])
+        lo, hi = np.array([by_level[level]["ci90"] for level in LEVELS]).T
+        right.errorbar(x + 0.08 * (k - 1.5), mid, yerr=[mid - lo, hi - mid], marker="o",
+                       capsize=3, label=f"vs {name}", color=color[name])
+    right.axhline(0, color="grey", lw=0.8)
+    right.set_xticks(x, LEVELS)
+    right.set_ylabel("CogMoE F1 minus baseline")
+    right.set_title("CogMoE's lead (90 % interval over test drives)")
+    right.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(Path(out).with_suffix(".f1.png"), dpi=120)
     plt.close(fig)
