@@ -1,7 +1,8 @@
 """Stage 1: quality-aware synchronisation and recovery of one multi-sensor window.
 
 Holes bridged by a line between their edges, then on a common 100-Hz grid, per channel: a
-Morlet continuous wavelet transform (0.5-40 Hz, Torrence & Compo 1998); each sensor's lag
+Morlet continuous wavelet transform (0.5-40 Hz, Torrence & Compo 1998; the window's ends
+mirrored, so a level far from zero does not end in a step); each sensor's lag
 against an anchor sensor from the 2-D cross-correlation of magnitude maps, as far as they rise
 above their usual level (the smallest shift among near-maximal peaks, zero when no peak stands
 out); a cross-modal artifact mask (missing samples, and energy bursts, made common when two
@@ -52,8 +53,22 @@ def cwt(x: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.n
     """(channels, samples) -> (channels, freqs, samples) complex, unit-energy Morlet."""
     n = x.shape[-1]
     size, daughter = _daughters(n, float(rate), tuple(np.asarray(freqs, float)))
-    spectrum = fft.fft(x.astype(np.float32), size, axis=-1)
+    spectrum = fft.fft(mirrored(x.astype(np.float32), size), axis=-1)
     return fft.ifft(spectrum[:, None, :] * daughter[None], axis=-1)[..., :n]
+
+
+def mirrored(x: np.ndarray, size: int) -> np.ndarray:
+    """`x` (..., n) padded to `size` with its ends mirrored, the end's mirror after it and the
+    start's before it (the FFT wraps around): the transform sees the signal go on at each end
+    rather than a step to zero, whose energy would fill every scale there, most of all for a
+    sensor with a level far from zero (a pupil, a skin conductance)."""
+    n, pad = x.shape[-1], size - x.shape[-1]
+    after = min(pad // 2, n)
+    before = min(pad - after, n)
+    rest = pad - after - before
+    return np.concatenate([x, x[..., ::-1][..., :after],
+                           np.zeros(x.shape[:-1] + (rest,), x.dtype),
+                           x[..., :before][..., ::-1]], axis=-1)
 
 
 def icwt(w: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.ndarray:
@@ -99,9 +114,11 @@ def unstair(x: np.ndarray) -> np.ndarray:
 
 
 def to_grid(x: np.ndarray, rate: float) -> np.ndarray:
-    """(samples, channels) at `rate` -> the 100-Hz grid (polyphase, anti-aliased)."""
+    """(samples, channels) at `rate` -> the 100-Hz grid (polyphase, anti-aliased). The ends
+    are extended by a line, not zeros: a level far from zero would otherwise fall toward
+    zero over the window's first and last filter lengths."""
     up, down, taps = _resampler(float(rate))
-    return signal.resample_poly(x, up, down, axis=0, window=taps)
+    return signal.resample_poly(x, up, down, axis=0, window=taps, padtype="line")
 
 
 @lru_cache(maxsize=8)
@@ -299,15 +316,16 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
 
 
 def bridged(window: np.ndarray, missing: np.ndarray) -> np.ndarray:
-    """(samples, channels) with each hole bridged by a straight line between its edges (zero
-    where a channel has nothing): before the transform, so that it sees no step at a hole's
-    edges, whose energy would leak into the band near them and into the slow baseline; and
-    for that slow baseline (below the band) inside the holes."""
-    out = window.copy()
+    """(samples, channels) with each hole bridged by a straight line between its edges:
+    before the transform, so that it sees no step at a hole's edges, whose energy would leak
+    into the band near them and into the slow baseline; and for that slow baseline (below the
+    band) inside the holes. A channel with nothing observed keeps what it holds (the aligner
+    holds a stopped sensor's last value, its last known level; zero where that is NaN)."""
+    out = np.nan_to_num(window)
     t = np.arange(len(window))
-    for c in np.flatnonzero(missing.any(0)):
+    for c in np.flatnonzero(missing.any(0) & ~missing.all(0)):
         keep = ~missing[:, c]
-        out[:, c] = np.interp(t, t[keep], window[keep, c]) if keep.any() else 0.0
+        out[:, c] = np.interp(t, t[keep], window[keep, c])
     return out
 
 
