@@ -209,18 +209,6 @@ def test_stage1_fills_a_gap_near_the_window_start_at_the_sensor_s_level(drive):
     assert error < 1.5 * truth.std(), error / truth.std()
 
 
-def test_stage1_keeps_a_stopped_sensor_at_its_last_level(drive):
-    """The skin conductance stopped before the window: the aligner held its last value all
-    through, and the fill keeps it (filled with zero, the level was 49 spreads off on the
-    simulated drives)."""
-    window = feats.hold(drive)[:2560].astype(float)
-    eda = feats.SENSORS[2]
-    window[:, eda] = 5.2
-    rec = recovery.recover(window, 256.0, feats.SENSORS, feats.ANCHOR)
-    assert rec.mask[eda].all()
-    assert np.abs(rec.signal[:, eda] - 5.2).max() < 0.05
-
-
 @pytest.mark.parametrize("n", [2560, 2431, 700, 301])
 def test_batched_welch_is_scipy_welch(n):
     x = np.random.default_rng(n).standard_normal((3, n))

@@ -316,16 +316,16 @@ def recover(window: np.ndarray, rate: float, sensors: list[np.ndarray], anchor: 
 
 
 def bridged(window: np.ndarray, missing: np.ndarray) -> np.ndarray:
-    """(samples, channels) with each hole bridged by a straight line between its edges:
-    before the transform, so that it sees no step at a hole's edges, whose energy would leak
-    into the band near them and into the slow baseline; and for that slow baseline (below the
-    band) inside the holes. A channel with nothing observed keeps what it holds (the aligner
-    holds a stopped sensor's last value, its last known level; zero where that is NaN)."""
-    out = np.nan_to_num(window)
+    """(samples, channels) with each hole bridged by a straight line between its edges (zero
+    where a channel has nothing: stage 2 then reads an absence, not a stale level): before
+    the transform, so that it sees no step at a hole's edges, whose energy would leak into
+    the band near them and into the slow baseline; and for that slow baseline (below the
+    band) inside the holes."""
+    out = window.copy()
     t = np.arange(len(window))
-    for c in np.flatnonzero(missing.any(0) & ~missing.all(0)):
+    for c in np.flatnonzero(missing.any(0)):
         keep = ~missing[:, c]
-        out[:, c] = np.interp(t, t[keep], window[keep, c])
+        out[:, c] = np.interp(t, t[keep], window[keep, c]) if keep.any() else 0.0
     return out
 
 
