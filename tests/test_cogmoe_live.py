@@ -94,6 +94,7 @@ def test_evaluate_reports_every_variant_at_every_level(tmp_path):
     assert set(result["gates"]["utilisation"]) == set(LEVELS)
     assert "noise_robust_vs_noise" in result["gates"]
     assert result["stage1"]["severe"]["stage1_rmse"] > 0
+    assert set(result["stage1"]["severe"]["in_partial_holes"]) == {"stage1_rmse", "linear_rmse"}
     assert (tmp_path / "eval.f1.png").stat().st_size > 10_000
     assert results_table(result).row_count == len(VARIANTS)
 

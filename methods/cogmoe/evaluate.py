@@ -110,17 +110,26 @@ def gate_analysis(gates: np.ndarray, test: Dataset) -> dict:
     return out
 
 
+def _mean(x: np.ndarray) -> float | None:
+    """The mean of the finite values; None (null in JSON) where there are none."""
+    return float(np.nanmean(x)) if np.isfinite(x).any() else None
+
+
 def stage1_analysis(test: Dataset) -> dict:
-    """Recovery RMSE on masked samples (stage 1 against linear interpolation, in clean-std
-    units) and lag error where a lag was injected, per level."""
+    """Recovery RMSE on masked samples (stage 1 against linear interpolation, in each
+    channel's spread over its clean drive), over all windows and over those where no sensor
+    was gone for the whole segment (`in_partial_holes`: there is something to recover from
+    in the window itself), and lag error where a lag was injected, per level."""
     out = {}
     for k, name in enumerate(LEVELS[1:], 1):
         idx = test.level == k
         err = test.recovery_error[idx]
+        partial = err[(test.missing[idx] < 0.99).all(1)]
         relative = test.lag[idx] - test.lag[idx][:, [feats.ANCHOR]]
         lagged = np.abs(relative) > 0
-        out[name] = {"stage1_rmse": float(np.nanmean(err[:, 0])),
-                     "linear_rmse": float(np.nanmean(err[:, 1])),
+        out[name] = {"stage1_rmse": _mean(err[:, 0]), "linear_rmse": _mean(err[:, 1]),
+                     "in_partial_holes": {"stage1_rmse": _mean(partial[:, 0]),
+                                          "linear_rmse": _mean(partial[:, 1])},
                      "lag_error_s": float(test.lag_error[idx][lagged].mean())
                      if lagged.any() else 0.0,
                      "lag_injected_s": float(np.abs(relative[lagged]).mean())

@@ -75,11 +75,12 @@ def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int,
     segments = [int((k * hop_s + feats.WINDOW_S / 2) / SEGMENT_S) for k in range(len(y))]
     injected = {m: drive.injected.get(m, np.zeros((max(segments) + 1, 3)))
                 for m in MODALITIES}
+    spread = clean[0].std((0, 1)) + 1e-9
     for k, w in enumerate(data):
         x, q, rec = feats.window_input(w, rate)
         xs.append(x)
         qs.append(q)
-        rec_err.append(stage1_error(rec, clean[0][k], rate))
+        rec_err.append(stage1_error(rec, clean[0][k], rate, spread))
         lag = np.array([injected[m][segments[k], 2] for m in MODALITIES])
         lag_err.append(np.abs(rec.lags - (lag - lag[feats.ANCHOR])))  # lags are relative
     pick = lambda col: np.array([[injected[m][s, col] for m in MODALITIES]  # noqa: E731
@@ -89,11 +90,13 @@ def windows_of(drive, clean: tuple[np.ndarray, np.ndarray], level: int,
                    np.full(len(y), drive.seed))
 
 
-def stage1_error(rec, clean_window: np.ndarray, rate: float) -> tuple[float, float]:
+def stage1_error(rec, clean_window: np.ndarray, rate: float, scale: np.ndarray
+                 ) -> tuple[float, float]:
     """RMSE on masked samples of stage 1's output and of linear interpolation, against the
-    clean window on the same grid, each channel scaled by its clean std."""
+    clean window on the same grid, each channel divided by `scale`, its spread over the
+    clean drive (within one window, a skin conductance barely moves: its error there would
+    be divided by almost nothing)."""
     truth = to_grid(clean_window, rate)
-    scale = truth.std(0) + 1e-9
     mask = rec.mask.T[:len(truth)]
     if not mask.any():
         return np.nan, np.nan
