@@ -147,10 +147,12 @@ def evaluate(
     out: Optional[Path] = typer.Option(None, help="Write the JSON results here."),
 ) -> None:
     """Evaluate a method against its baselines and ablations; print and save every figure."""
-    from runtime.console import results_table
+    from runtime.console import gaps_table, results_table
 
     result = _method(method).evaluate(quick, out)
     console.print(results_table(result))
+    if (gaps := gaps_table(result)) is not None:
+        console.print(gaps)
     _write_json(out, result)
 
 

@@ -25,11 +25,30 @@ def results_table(result: dict) -> Table:
     rows = {variant: _flat(scores) for variant, scores in result["results"].items()}
     metrics = result.get("columns") or list(dict.fromkeys(m for s in rows.values() for m in s))
     table = Table(title=f"{result['method']}: evaluation", title_justify="left")
-    table.add_column("variant")
+    table.add_column("variant", no_wrap=True, min_width=max(map(len, rows), default=7))
     for m in metrics:
         table.add_column(m.replace("_", " "), justify="right")
     for variant, scores in rows.items():
         table.add_row(variant, *(_cell(m, scores.get(m)) for m in metrics))
+    return table
+
+
+def gaps_table(result: dict) -> Table | None:
+    """`evaluate`'s `gaps` when it has them ({baseline: {level: {f1, ci90}}}): the method's F1
+    minus each baseline's, with the 90 % interval, a row per baseline; None without gaps."""
+    gaps = result.get("gaps")
+    if not gaps:
+        return None
+    levels = list(dict.fromkeys(level for row in gaps.values() for level in row))
+    table = Table(title=f"{result['method']}: lead in F1 over each baseline (90 % interval)",
+                  title_justify="left")
+    table.add_column("baseline", no_wrap=True, min_width=max(map(len, gaps)))
+    for level in levels:
+        table.add_column(level, justify="right")
+    for baseline, row in gaps.items():
+        table.add_row(baseline, *(f"{row[lv]['f1']:+.3f}\n[{row[lv]['ci90'][0]:+.3f}, "
+                                  f"{row[lv]['ci90'][1]:+.3f}]" if lv in row else ""
+                                  for lv in levels))
     return table
 
 
@@ -47,4 +66,6 @@ def _cell(metric: str, value) -> str:
         return ""
     if "accuracy" in metric:
         return f"{100 * value:.1f}"
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    if not isinstance(value, float):
+        return str(value)
+    return f"{value:.3f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
