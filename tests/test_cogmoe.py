@@ -11,14 +11,14 @@ from sklearn.metrics import f1_score
 
 from methods.cogmoe import features as feats
 from methods.cogmoe import recovery
-from methods.cogmoe.evaluate import gaps
+from methods.cogmoe.evaluate import gaps, stage1_analysis
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
 from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, Drive, degrade,
                                      simulate)
-from methods.cogmoe.train import (clean_inputs, cortex_loss, dataset, drive_dataset,
-                                  windows_of)
+from methods.cogmoe.train import (Dataset, clean_inputs, cortex_loss, dataset,
+                                  drive_dataset, windows_of)
 from streams import Chunk, StreamInfo
 
 
@@ -226,7 +226,8 @@ def test_snr_index_falls_with_noise_and_missing_index_reads_gaps(drive):
     for snr_db in (20, 5, -10):
         noisy = window.copy()
         p = noisy[:, feats.SENSORS[1]].var()
-        noisy[:, feats.SENSORS[1]] += rng.standard_normal((2560, 1)) * np.sqrt(p / 10 ** (snr_db / 10))
+        noise = rng.standard_normal((2560, 1)) * np.sqrt(p / 10 ** (snr_db / 10))
+        noisy[:, feats.SENSORS[1]] += noise
         scores.append(indices(noisy, 256.0, feats.SENSORS, MODALITIES)[1, 0])
     assert scores[0] > scores[1] > scores[2]
     gap = window.copy()
@@ -279,6 +280,20 @@ def test_gaps_resample_whole_drives_and_match_the_pooled_f1():
     lo, hi = g["half"]["severe"]["ci90"]
     assert g["half"]["severe"]["f1"] == pytest.approx(point, abs=1e-4)
     assert 0 <= lo < point < hi <= 1
+
+
+def test_stage1_analysis_keeps_whole_segment_disconnections_out_of_partial_holes():
+    """Two moderate windows: one with a sensor gone for its segment (errors 9 / 8), one with
+    a partial hole (1 / 2); a severe window with nothing masked (NaN) counts nowhere."""
+    n, z = 3, np.zeros((3, 4))
+    missing = np.array([[1.0, 0, 0, 0], [0.2, 0, 0, 0], [0, 0, 0, 0]])
+    test = Dataset(np.zeros((n, 1, 1)), np.zeros((n, 1, 1)), np.zeros(n), np.array([1, 1, 2]),
+                   z, missing, z, np.zeros((n, 4, 3)),
+                   np.array([[9.0, 8.0], [1.0, 2.0], [np.nan, np.nan]]), z, np.zeros(n))
+    out = stage1_analysis(test)
+    assert out["moderate"]["stage1_rmse"] == 5.0 and out["moderate"]["linear_rmse"] == 5.0
+    assert out["moderate"]["in_partial_holes"] == {"stage1_rmse": 1.0, "linear_rmse": 2.0}
+    assert out["severe"]["stage1_rmse"] is None
 
 
 @pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic", "early_fusion"])

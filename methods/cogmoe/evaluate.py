@@ -194,8 +194,9 @@ def figure(results: dict, gap: dict, out) -> None:
     for k, (name, by_level) in enumerate(gap.items()):
         mid = np.array([by_level[level]["f1"] for level in LEVELS])
         lo, hi = np.array([by_level[level]["ci90"] for level in LEVELS]).T
-        right.errorbar(x + 0.08 * (k - (len(gap) - 1) / 2), mid, yerr=[mid - lo, hi - mid], marker="o",
-                       capsize=3, label=f"vs {name}", color=color[name])
+        offset = 0.08 * (k - (len(gap) - 1) / 2)  # markers side by side, centred on the level
+        right.errorbar(x + offset, mid, yerr=[mid - lo, hi - mid], marker="o", capsize=3,
+                       label=f"vs {name}", color=color[name])
     right.axhline(0, color="grey", lw=0.8)
     right.set_xticks(x, LEVELS)
     right.set_ylabel("CogMoE F1 minus baseline")
