@@ -50,11 +50,13 @@ def _daughters(n: int, rate: float, freqs: tuple[float, ...]) -> tuple[int, np.n
 
 
 def cwt(x: np.ndarray, rate: float = GRID_HZ, freqs: np.ndarray = FREQS) -> np.ndarray:
-    """(channels, samples) -> (channels, freqs, samples) complex, unit-energy Morlet."""
+    """(channels, samples) -> (channels, freqs, samples) complex, unit-energy Morlet. The
+    inverse FFT overwrites the product it is given (a temporary): without that, scipy copies
+    it first, half the transform's time."""
     n = x.shape[-1]
     size, daughter = _daughters(n, float(rate), tuple(np.asarray(freqs, float)))
     spectrum = fft.fft(mirrored(x.astype(np.float32), size), axis=-1)
-    return fft.ifft(spectrum[:, None, :] * daughter[None], axis=-1)[..., :n]
+    return fft.ifft(spectrum[:, None, :] * daughter[None], axis=-1, overwrite_x=True)[..., :n]
 
 
 def mirrored(x: np.ndarray, size: int) -> np.ndarray:
@@ -344,12 +346,10 @@ def _bursts(mag: np.ndarray, sensors: list[np.ndarray], z: float) -> np.ndarray:
     sensor's log energy over time; a burst seen by two sensors at once is marked in every
     sensor."""
     energy = (mag ** 2).sum(1)
-    flags = []
-    for ch in sensors:
-        log = np.log(energy[ch].sum(0) + 1e-12)
-        mad = np.median(np.abs(log - np.median(log))) + 1e-9
-        flags.append((log - np.median(log)) / (1.4826 * mad) > z)
-    flags = np.array(flags)
+    log = np.log(np.stack([energy[ch].sum(0) for ch in sensors]) + 1e-12)
+    deviation = log - np.median(log, 1, keepdims=True)
+    mad = np.median(np.abs(deviation), 1, keepdims=True) + 1e-9
+    flags = deviation / (1.4826 * mad) > z
     common = flags.sum(0) >= 2
     out = np.zeros((mag.shape[0], mag.shape[2]), bool)
     for i, ch in enumerate(sensors):
