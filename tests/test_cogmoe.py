@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score
 
 from methods.cogmoe import features as feats
 from methods.cogmoe import recovery
-from methods.cogmoe.evaluate import gaps, stage1_analysis
+from methods.cogmoe.evaluate import gaps, stage1_analysis, widening
 from methods.cogmoe.model import EXPERTS, build
 from methods.cogmoe.node import Stage1
 from methods.cogmoe.quality import indices, welch
@@ -280,6 +280,28 @@ def test_gaps_resample_whole_drives_and_match_the_pooled_f1():
     lo, hi = g["half"]["severe"]["ci90"]
     assert g["half"]["severe"]["f1"] == pytest.approx(point, abs=1e-4)
     assert 0 <= lo < point < hi <= 1
+
+def test_widening_is_the_lead_over_the_lead_on_clean_drives():
+    """A baseline wrong on half the moderate windows and every severe one: CogMoE's lead
+    widens by its F1 loss at moderate and by 1 at severe; one wrong on every window of some
+    drives at every level leads alike everywhere, so it widens by nothing, however wide its
+    own intervals."""
+    rng = np.random.default_rng(1)
+    drive = np.repeat(np.arange(100, 108), 30)
+    level = np.tile(np.repeat([0, 1, 2], 10), 8)
+    y = rng.integers(0, 2, len(drive))
+    flip = ((level == 2) | ((level == 1) & (rng.random(len(y)) < 0.5)))
+    probs = {"cogmoe": y.astype(float), "worse": np.where(flip, 1 - y, y).astype(float),
+             "even": np.where(drive < 103, 1 - y, y).astype(float)}
+    g, w = gaps(y, probs, level, drive), widening(y, probs, level, drive)
+    assert set(w["worse"]) == {"moderate", "severe"}
+    assert w["worse"]["moderate"]["f1"] == pytest.approx(g["worse"]["moderate"]["f1"], abs=1e-4)
+    assert w["worse"]["severe"] == {"f1": 1.0, "ci90": [1.0, 1.0]}
+    assert g["even"]["clean"]["ci90"][1] - g["even"]["clean"]["ci90"][0] > 0.1
+    for lv in ("moderate", "severe"):
+        lo, hi = w["even"][lv]["ci90"]
+        assert lo <= w["even"][lv]["f1"] <= hi
+        assert hi - lo < g["even"][lv]["ci90"][1] - g["even"][lv]["ci90"][0]
 
 
 def test_stage1_analysis_keeps_whole_segment_disconnections_out_of_partial_holes():

@@ -6,7 +6,8 @@ Train on simulated drives of some users at every level; test on other users' dri
 level separately. Results per variant: {"clean"|"moderate"|"severe": {"accuracy", "f1"}}.
 `gaps`: CogMoE's F1 minus each baseline's per level, with a 90 % interval from resampling
 whole test drives (a drive's windows share its user and its damage, so they are not
-independent draws).
+independent draws). `widening`: how much each lead at moderate and severe exceeds the lead at
+clean, with its interval from the same draws.
 """
 from __future__ import annotations
 
@@ -67,6 +68,31 @@ def gaps(y: np.ndarray, probs: dict[str, np.ndarray], level: np.ndarray, drive: 
          resamples: int = 2000, seed: int = 0) -> dict:
     """{baseline: {level: {"f1": CogMoE minus baseline, "ci90": [5th, 95th percentile]}}},
     the interval from resampling test drives with replacement (F1 from pooled counts)."""
+    return {name: _summary(point, boot, LEVELS)
+            for name, (point, boot) in _leads(y, probs, level, drive, resamples, seed).items()}
+
+
+def widening(y: np.ndarray, probs: dict[str, np.ndarray], level: np.ndarray,
+             drive: np.ndarray, resamples: int = 2000, seed: int = 0) -> dict:
+    """{baseline: {level: {"f1", "ci90"}}} for each level below clean: how much CogMoE's lead
+    there exceeds its lead on clean drives, with its interval from the same resampled drives
+    (both leads move together with the drives drawn, so the difference is surer than the
+    two intervals side by side suggest)."""
+    return {name: _summary(point[1:] - point[0], boot[:, 1:] - boot[:, :1], LEVELS[1:])
+            for name, (point, boot) in _leads(y, probs, level, drive, resamples, seed).items()}
+
+
+def _summary(point: np.ndarray, boot: np.ndarray, levels: tuple[str, ...]) -> dict:
+    lo, hi = np.percentile(boot, [5, 95], axis=0)
+    return {lv: {"f1": round(float(point[k]), 4),
+                 "ci90": [round(float(lo[k]), 4), round(float(hi[k]), 4)]}
+            for k, lv in enumerate(levels)}
+
+
+def _leads(y: np.ndarray, probs: dict[str, np.ndarray], level: np.ndarray, drive: np.ndarray,
+           resamples: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per baseline, CogMoE's F1 minus its F1 per level on the test drives (levels,) and on
+    `resamples` draws of the drives with replacement (resamples, levels)."""
     drives = np.unique(drive)
     pick = np.random.default_rng(seed).integers(0, len(drives), (resamples, len(drives)))
     group = np.searchsorted(drives, drive) * len(LEVELS) + level
@@ -83,15 +109,10 @@ def gaps(y: np.ndarray, probs: dict[str, np.ndarray], level: np.ndarray, drive: 
     ours = counts(probs["cogmoe"])
     out = {}
     for name, p in probs.items():
-        if name == "cogmoe":
-            continue
-        theirs = counts(p)
-        point = f1(ours.sum(0)) - f1(theirs.sum(0))
-        boot = f1(ours[pick].sum(1)) - f1(theirs[pick].sum(1))
-        lo, hi = np.percentile(boot, [5, 95], axis=0)
-        out[name] = {lv: {"f1": round(float(point[k]), 4),
-                          "ci90": [round(float(lo[k]), 4), round(float(hi[k]), 4)]}
-                     for k, lv in enumerate(LEVELS)}
+        if name != "cogmoe":
+            theirs = counts(p)
+            out[name] = (f1(ours.sum(0)) - f1(theirs.sum(0)),
+                         f1(ours[pick].sum(1)) - f1(theirs[pick].sum(1)))
     return out
 
 
@@ -164,6 +185,7 @@ def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dic
     results = {name: scores(test.y, p, test.level) for name, p in probs.items()}
     payload = {"method": "cogmoe", "config": cfg.model_dump(), "results": results,
                "gaps": gaps(test.y, probs, test.level, test.drive),
+               "widening": widening(test.y, probs, test.level, test.drive),
                "gates": gate_analysis(gates, test), "stage1": stage1_analysis(test),
                "physio": physio_checks(),
                "columns": [f"{level}_{m}" for level in LEVELS for m in ("f1", "accuracy")]}
