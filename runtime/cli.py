@@ -151,8 +151,9 @@ def evaluate(
 
     result = _method(method).evaluate(quick, out)
     console.print(results_table(result))
-    if (gaps := gaps_table(result)) is not None:
-        console.print(gaps)
+    for key in ("gaps", "widening"):
+        if (leads := gaps_table(result, key)) is not None:
+            console.print(leads)
     _write_json(out, result)
 
 

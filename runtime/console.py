@@ -33,15 +33,19 @@ def results_table(result: dict) -> Table:
     return table
 
 
-def gaps_table(result: dict) -> Table | None:
-    """`evaluate`'s `gaps` when it has them ({baseline: {level: {f1, ci90}}}): the method's F1
-    minus each baseline's, with the 90 % interval, a row per baseline; None without gaps."""
-    gaps = result.get("gaps")
+LEADS = {"gaps": "lead in F1 over each baseline (90 % interval)",
+         "widening": "lead in F1 minus the lead on clean data (90 % interval)"}
+
+
+def gaps_table(result: dict, key: str = "gaps") -> Table | None:
+    """`evaluate`'s `gaps` ({baseline: {level: {f1, ci90}}}: the method's F1 minus each
+    baseline's, with the 90 % interval), or another result of that shape named in `LEADS`,
+    a row per baseline; None when the result has no such key."""
+    gaps = result.get(key)
     if not gaps:
         return None
     levels = list(dict.fromkeys(level for row in gaps.values() for level in row))
-    table = Table(title=f"{result['method']}: lead in F1 over each baseline (90 % interval)",
-                  title_justify="left")
+    table = Table(title=f"{result['method']}: {LEADS[key]}", title_justify="left")
     table.add_column("baseline", no_wrap=True, min_width=max(map(len, gaps)))
     for level in levels:
         table.add_column(level, justify="right")

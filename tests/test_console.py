@@ -8,6 +8,7 @@ RESULT = {
     "results": {"cogmoe": {"clean": {"f1": 0.95, "accuracy": 0.952}},
                 "boosted_trees": {"clean": {"f1": 0.9571, "accuracy": 0.958}}},
     "gaps": {"boosted_trees": {"clean": {"f1": -0.0071, "ci90": [-0.0191, 0.0067]}}},
+    "widening": {"boosted_trees": {"severe": {"f1": 0.0532, "ci90": [0.0261, 0.0843]}}},
 }
 
 
@@ -27,3 +28,9 @@ def test_gaps_table_shows_each_lead_with_its_interval():
     text = _text(gaps_table(RESULT))
     assert "-0.007" in text and "[-0.019, +0.007]" in text
     assert gaps_table({"method": "x", "results": {}}) is None
+
+
+def test_widening_reads_in_the_same_table_under_its_own_title():
+    text = _text(gaps_table(RESULT, "widening"))
+    assert "clean data" in text and "+0.053" in text and "[+0.026, +0.084]" in text
+    assert "-0.007" not in text
