@@ -376,6 +376,32 @@ def test_gate_sees_quality():
     assert not torch.allclose(model(x)[:, 2:], model(other)[:, 2:])
 
 
+def test_a_sensor_that_sent_nothing_is_left_out_of_the_estimate():
+    """Sensor 2's tokens all masked: whatever stage 1 filled there does not move the load
+    estimate (no token attends to them, the readout skips them); half masked, it does."""
+    torch.manual_seed(0)
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5).eval()
+    x = torch.randn(2, 20, feats.FEATURES + feats.QUALITY)
+    x[:, 10:15, feats.FEATURES - 1] = 1.0
+    other = x.clone()
+    other[:, 10:15, :feats.FEATURES - 1] += 5 * torch.randn(2, 5, feats.FEATURES - 1)
+    with torch.no_grad():
+        torch.testing.assert_close(model.parts(x)["logits"], model.parts(other)["logits"])
+        x[:, 10:15, feats.FEATURES - 1] = other[:, 10:15, feats.FEATURES - 1] = 0.5
+        assert not torch.allclose(model.parts(x)["logits"], model.parts(other)["logits"])
+
+
+def test_training_leaves_one_sensor_out_of_a_share_of_windows():
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5)
+    x = torch.zeros(4000, 20, feats.FEATURES + feats.QUALITY)
+    out = model.train().left_out(x).view(4000, 4, 5) < 0
+    whole = out.all(-1)
+    assert (out.any(-1) == whole).all() and whole.sum(1).max() == 1
+    assert abs(whole.any(1).float().mean() - model.sensor_drop) < 0.03
+    assert abs(whole.float().mean(0) - model.sensor_drop / 4).max() < 0.03
+    assert not (model.eval().left_out(x) < 0).any()
+
+
 def test_readout_learns_to_discount_a_sensor_whose_quality_is_poor():
     """Sensor 0's features are noise and its quality says so; the others carry the label.
     After training, the readout weighs sensor 0's tokens below the others'; an untrained

@@ -37,6 +37,31 @@ def test_bundle_publishes_load_and_gate_weights(cache):
     assert manifest["preprocessing"]["layout"] == "channels_last"
 
 
+def test_bundle_leaves_out_a_sensor_that_sent_nothing_as_the_model_does(cache):
+    """ONNX Runtime against torch on the same windows, with no sensor gone and with each
+    sensor gone in turn (its tokens all masked, its features whatever stage 1 filled): the
+    exported graph takes the left-out path from the input, not from the trace."""
+    import onnxruntime as ort
+    import torch
+
+    from methods.cogmoe import features as feats
+    from methods.cogmoe.export import sample_tokens
+
+    path = cached_bundle()
+    session = ort.InferenceSession(str(path / "model.onnx"), providers=["CPUExecutionProvider"])
+    model = Trained.load(cache / "cogmoe").model
+    x = np.repeat(sample_tokens(1), 5, 0)
+    x[..., feats.FEATURES - 1] = 0.0
+    steps = x.shape[1] // 4
+    for k in range(4):
+        x[k + 1, k * steps:(k + 1) * steps, feats.FEATURES - 1] = 1.0
+    ours = session.run(None, {"tokens": x})[0]
+    with torch.no_grad():
+        theirs = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, atol=1e-4)
+    assert np.abs(ours[1:, :2] - ours[:1, :2]).max(1).min() > 1e-4  # a gone sensor counts
+
+
 def test_car_pipeline_keeps_estimating_with_a_sensor_that_never_connects(cache, uid):
     name = f"car-{uid}"
     streams, _, _ = recordings(name, 16)
