@@ -376,11 +376,12 @@ def test_gate_sees_quality():
     assert not torch.allclose(model(x)[:, 2:], model(other)[:, 2:])
 
 
-def test_a_sensor_that_sent_nothing_is_left_out_of_the_estimate():
+@pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic"])
+def test_a_sensor_that_sent_nothing_is_left_out_of_the_estimate(name):
     """Sensor 2's tokens all masked: whatever stage 1 filled there does not move the load
     estimate (no token attends to them, the readout skips them); half masked, it does."""
     torch.manual_seed(0)
-    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5).eval()
+    model = build(name, feats.FEATURES, feats.QUALITY, 4, 5).eval()
     x = torch.randn(2, 20, feats.FEATURES + feats.QUALITY)
     x[:, 10:15, feats.FEATURES - 1] = 1.0
     other = x.clone()
