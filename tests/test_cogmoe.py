@@ -376,12 +376,11 @@ def test_gate_sees_quality():
     assert not torch.allclose(model(x)[:, 2:], model(other)[:, 2:])
 
 
-@pytest.mark.parametrize("name", ["cogmoe", "modmoe", "cogbasic"])
-def test_a_sensor_that_sent_nothing_is_left_out_of_the_estimate(name):
+def test_a_sensor_that_sent_nothing_is_left_out_of_the_estimate():
     """Sensor 2's tokens all masked: whatever stage 1 filled there does not move the load
     estimate (no token attends to them, the readout skips them); half masked, it does."""
     torch.manual_seed(0)
-    model = build(name, feats.FEATURES, feats.QUALITY, 4, 5).eval()
+    model = build("cogmoe", feats.FEATURES, feats.QUALITY, 4, 5).eval()
     x = torch.randn(2, 20, feats.FEATURES + feats.QUALITY)
     x[:, 10:15, feats.FEATURES - 1] = 1.0
     other = x.clone()

@@ -9,10 +9,10 @@ sensors' tokens); transformer layers whose feed-forward block is a mixture of th
 quality vector; a readout that weighs each token by a trust learned from its sensor's quality.
 A token whose sensor sent nothing in its step is left out of attention and the readout, and
 training leaves one sensor out of a share of windows, so the model reads any subset of its
-sensors (a drive that loses one needs that); the baselines built on it do the same, so what
-sets CogMoE apart is its gate and its readout. `routing="modality"` gates by sensor identity
+sensors (a drive that loses one needs that). `routing="modality"` gates by sensor identity
 only (ModMoE); `routing="dense"` has one feed-forward block (CogBasic); both read out the
-plain mean of the tokens left in.
+plain mean of the tokens and leave nothing out: which sensor is dead is a quality reading, and
+these baselines read none.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from torch import nn
 EXPERTS = ("clean", "noise_robust", "recovery")
 GONE = 0.99  # a token masked this much holds nothing its sensor sent
 LEFT_OUT = -1e4  # a left-out token's attention logit: finite, so fp16 and an all-out window hold
-# Share of training windows that lose one sensor at random, chosen for CogMoE on held-out
-# training drives (21-24; trained on 1-20), severe F1 at model seeds 0 / 1 / 2: none 0.901 /
-# 0.891 / 0.908, 0.3 0.889 / 0.921 / 0.908, 0.5 0.901 / 0.915 / 0.910
+# Share of training windows that lose one sensor at random, chosen on held-out training
+# drives (21-24; trained on 1-20), severe F1 at model seeds 0 / 1 / 2: none 0.901 / 0.891 /
+# 0.908, 0.3 0.889 / 0.921 / 0.908, 0.5 0.901 / 0.915 / 0.910
 SENSOR_DROP = 0.5
 
 
@@ -72,7 +72,7 @@ class Layer(nn.Module):
 class CogMoE(nn.Module):
     def __init__(self, features: int, quality: int, sensors: int, steps: int, d: int = 32,
                  heads: int = 4, layers: int = 2, routing: str = "quality",
-                 dropout: float = 0.1, sensor_drop: float = SENSOR_DROP):
+                 dropout: float = 0.1, sensor_drop: float = 0.0):
         super().__init__()
         if routing not in ("quality", "modality", "dense"):
             raise ValueError(f"routing must be quality, modality or dense, got {routing!r}")
@@ -124,11 +124,13 @@ class CogMoE(nn.Module):
         return {"logits": self.head(self.pool(h, q, skip)), "gates": torch.stack(gates).mean(0),
                 "experts": experts[0]}
 
-    def left_out(self, x: torch.Tensor) -> torch.Tensor:
-        """(batch, tokens): LEFT_OUT where a token's sensor sent nothing in its step (what
-        stage 1 filled there is the other sensors' guess, which they already give), and in
-        training on every token of one random sensor in a `sensor_drop` share of windows;
-        else 0."""
+    def left_out(self, x: torch.Tensor) -> torch.Tensor | None:
+        """With quality routing, (batch, tokens): LEFT_OUT where a token's sensor sent
+        nothing in its step (what stage 1 filled there is the other sensors' guess, which
+        they already give), and in training on every token of one random sensor in a
+        `sensor_drop` share of windows; else 0. None for the other routings."""
+        if self.trust is None:
+            return None
         out = x[..., self.features - 1] >= GONE
         if self.training and self.sensor_drop > 0:
             pick = torch.randint(0, self.sensors, (x.shape[0], 1), device=x.device)
@@ -136,12 +138,13 @@ class CogMoE(nn.Module):
             out = out | ((self.sensor_ids == pick) & drop)
         return out.float() * LEFT_OUT
 
-    def pool(self, h: torch.Tensor, q: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
-        """The window's summary over the tokens left in: with quality routing, weighted by a
-        trust learned from their sensor's quality (a sensor worth little counts little); else
-        their plain mean."""
-        logit = skip[..., None] if self.trust is None else self.trust(q) + skip[..., None]
-        return (torch.softmax(logit, 1) * h).sum(1)
+    def pool(self, h: torch.Tensor, q: torch.Tensor, skip: torch.Tensor | None) -> torch.Tensor:
+        """The window's summary: with quality routing, tokens weighted by a trust learned from
+        their sensor's quality (a sensor worth little counts little, one left out nothing);
+        else the plain mean."""
+        if self.trust is None:
+            return h.mean(1)
+        return (torch.softmax(self.trust(q) + skip[..., None], 1) * h).sum(1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, 2 + experts + sensors * experts): load probabilities (low, high), mean gate
@@ -183,5 +186,7 @@ def build(name: str, features: int, quality: int, sensors: int, steps: int) -> n
     """The stage-2 model of one variant."""
     if name == "early_fusion":
         return EarlyFusion(features, quality, sensors, steps)
-    routing = {"cogmoe": "quality", "modmoe": "modality", "cogbasic": "dense"}[name]
+    if name == "cogmoe":
+        return CogMoE(features, quality, sensors, steps, sensor_drop=SENSOR_DROP)
+    routing = {"modmoe": "modality", "cogbasic": "dense"}[name]
     return CogMoE(features, quality, sensors, steps, routing=routing)
