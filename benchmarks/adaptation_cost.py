@@ -1,7 +1,7 @@
 """Per-trial cost of BTTA-DG's gradient-free adaptation against the gradient-based baselines,
 measured on the same trials in one process, printed as ratios.
 
-    python benchmarks/adaptation_cost.py [--trials 300] [--threads 2]
+    python -m edgert.benchmarks.adaptation_cost [--trials 300] [--threads 2]
 
 Cost is the time a variant spends per trial beyond the plain forward pass (which every
 variant pays alike): for BTTA-DG the incremental alignment, the Dirichlet fit and the mixture
@@ -14,12 +14,12 @@ import argparse
 import numpy as np
 import torch
 
-from methods.btta_dg import synth
-from methods.btta_dg.align import IncrementalAlignment, align_offline
-from methods.btta_dg.baselines import BNAdapt, Tent, TTime
-from methods.btta_dg.bayes import BayesianAdapter
-from methods.btta_dg.evaluate import stepper, timed
-from methods.btta_dg.train import epoch, population, predict, train_source
+from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline
+from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
+from edgert.methods.btta_dg.bayes import BayesianAdapter
+from edgert.methods.btta_dg.evaluate import stepper, timed
+from edgert.methods.btta_dg.train import epoch, population, predict, train_source
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peers for the transport benchmark (runtime/bench/transport), each in its own virtual
+# Peers for the transport benchmark (benchmarks/transport), each in its own virtual
 # environment under benchmarks/.peers/<name>: Timeflux pins numpy 1.26 and networkx 2.5, so
 # it cannot share edgert's environment, and MNE-LSL brings MNE and its own liblsl.
 #

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 
-from devices import nvidia_smi
-from devices.profile import load_profile
+from edgert.devices import nvidia_smi
+from edgert.devices.profile import load_profile
 
 GPU_QUERY = "name,memory.total,compute_cap,driver_version"
 

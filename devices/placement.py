@@ -14,8 +14,8 @@ from typing import Callable, Literal
 
 import psutil
 
-from devices.heap import give_back
-from devices.profile import DeviceProfile, load_profile, profiles
+from edgert.devices.heap import give_back
+from edgert.devices.profile import DeviceProfile, load_profile, profiles
 
 CLEAR_REFS = Path("/proc/self/clear_refs")
 STATUS = Path("/proc/self/status")

@@ -14,8 +14,8 @@ from statistics import fmean
 
 import psutil
 
-from devices import nvidia_smi
-from devices.detect import which
+from edgert.devices import nvidia_smi
+from edgert.devices.detect import which
 
 USAGE_QUERY = "utilization.gpu,memory.used,memory.total,power.draw,temperature.gpu"
 OFFLINE_SENSOR = -256.0  # tegrastats prints -256C for a sensor that is switched off

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from export import parity
-from export.bundle import ExportError
+from edgert.export import parity
+from edgert.export.bundle import ExportError
 
 Axes = dict[str, dict[int, str]]
 

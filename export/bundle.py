@@ -56,6 +56,18 @@ class Variant(BaseModel):
     flagged: list[str] = []
 
 
+class Provenance(BaseModel):
+    """How a bundle that ships inside the package was made, so anyone can make it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="the command that trained and exported it")
+    seed: int
+    code_version: str = Field(description="edgert version and git commit")
+    sources: str = Field(description="the method's folder, relative to the edgert package")
+    sources_sha256: str = Field(description="sources_sha256 of that folder at the time")
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -75,6 +87,7 @@ class Manifest(BaseModel):
     checkpoint_sha256: str | None = None
     files: dict[str, str] = Field({}, description="relative path -> sha256")
     engines: dict[str, dict] = Field({}, description="TensorRT engines by cache key")
+    provenance: Provenance | None = None
 
 
 def sha256(path: Path) -> str:
@@ -82,6 +95,14 @@ def sha256(path: Path) -> str:
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def sources_sha256(folder: Path) -> str:
+    """One digest of every .py file directly in `folder`, names and contents."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

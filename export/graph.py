@@ -5,7 +5,7 @@ from pathlib import Path
 
 import onnx
 
-from export.bundle import BundleError, TensorSpec
+from edgert.export.bundle import BundleError, TensorSpec
 
 
 def check_opset(model: onnx.ModelProto, declared: int, path: Path) -> int:

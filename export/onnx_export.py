@@ -19,12 +19,12 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from export import axes, parity
-from export.axes import Axes
-from export.bundle import MANIFEST, Bundle, ExportError, Manifest, TensorSpec, Variant, sha256
-from export.graph import check_opset, specs
-from export.torch_file import save_torch
-from export.variants import add_variants
+from edgert.export import axes, parity
+from edgert.export.axes import Axes
+from edgert.export.bundle import MANIFEST, Bundle, ExportError, Manifest, TensorSpec, Variant, sha256
+from edgert.export.graph import check_opset, specs
+from edgert.export.torch_file import save_torch
+from edgert.export.variants import add_variants
 
 log = logging.getLogger(__name__)
 

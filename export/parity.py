@@ -13,7 +13,7 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from export.bundle import ExportError, Parity, TensorSpec
+from edgert.export.bundle import ExportError, Parity, TensorSpec
 
 REL_FLOOR = 1e-3  # |torch| below this counts as this in max_rel, so zeros do not divide
 

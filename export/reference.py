@@ -14,8 +14,8 @@ import torch
 from scipy import signal
 from torch import nn
 
-from export.bundle import Bundle, ExportError
-from export.onnx_export import export_bundle
+from edgert.export.bundle import Bundle, ExportError
+from edgert.export.onnx_export import export_bundle
 
 CHANNELS = ("Fz", "FC3", "FC1", "FCz", "FC2", "FC4", "C5", "C3", "C1", "Cz", "C2", "C4", "C6",
             "CP3", "CP1", "CPz", "CP2", "CP4", "P1", "Pz", "P2", "POz")

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from export.bundle import Bundle, BundleError, Manifest
-from export.parity import is_batch
+from edgert.export.bundle import Bundle, BundleError, Manifest
+from edgert.export.parity import is_batch
 
 log = logging.getLogger(__name__)
 

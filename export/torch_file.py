@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from export.axes import Axes, resized
+from edgert.export.axes import Axes, resized
 
 log = logging.getLogger(__name__)
 

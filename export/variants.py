@@ -15,9 +15,9 @@ from pathlib import Path
 
 import onnx
 
-from export import parity
-from export.bundle import Bundle, ExportError, Variant
-from export.graph import check_opset
+from edgert.export import parity
+from edgert.export.bundle import Bundle, ExportError, Variant
+from edgert.export.graph import check_opset
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,9 @@
 Checks, in order, stopping at the first failure with a BundleError that names the file:
 every file's sha256, each ONNX file's opset, that each variant loads in ONNX Runtime with the
 inputs and outputs the manifest declares, and parity of each variant against the bundle's
-torch file on fresh seeded inputs, within the tolerance recorded at export.
+torch file on fresh seeded inputs, within the tolerance recorded at export. A bundle that
+ships with the package also reports how it was made and whether the method's code it was
+trained with is the code installed now.
 """
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ from pathlib import Path
 import onnx
 import onnxruntime as ort
 
-from export import parity
-from export.bundle import Bundle, BundleError, Manifest, TensorSpec
-from export.graph import check_opset
-from export.torch_file import load
+from edgert.export import parity
+from edgert.export.bundle import Bundle, BundleError, Manifest, TensorSpec, sources_sha256
+from edgert.export.graph import check_opset
+from edgert.export.torch_file import load
 
 SEED = 1  # not export's seed: parity must hold on inputs the export never saw
+PACKAGE = Path(__file__).resolve().parents[1]  # the edgert package's folder
 
 
 def verify(path: str | Path) -> dict:
@@ -35,7 +38,16 @@ def verify(path: str | Path) -> dict:
         report["variants"][name] = {"file": variant.file, "opset": opset, "loads": True,
                                     "io_matches": True}
     report["parity"] = _parity(bundle, sessions)
+    if m.provenance:
+        report["provenance"] = _provenance(m)
     return report
+
+
+def _provenance(m: Manifest) -> dict:
+    """The recorded provenance, and whether the installed method code is the code it names."""
+    p = m.provenance
+    return {**p.model_dump(), "sources_match":
+            sources_sha256(PACKAGE / p.sources) == p.sources_sha256}
 
 
 def _session(file: Path) -> ort.InferenceSession:

@@ -5,6 +5,7 @@ The CLI looks a method up by name and calls these; nothing in `runtime` names a 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,8 @@ class Method:
     inputs for `edgert bench`: each feed (a Replay of streams named from `name`, or a client
     of a service pipeline) has `open()`, `ready(timeout)`, `start()`, `wait()`, `stop()`. A batch job's
     `run(config, seed, out_dir) -> {metric: number}`; `grid(quick)` gives its default configs
-    and `config` (a pydantic model) validates a user's."""
+    and `config` (a pydantic model) validates a user's. `requires` names the modules the
+    method imports beyond edgert's own dependencies, which the extra `extra` installs."""
 
     name: str
     kind: Literal["stream", "batch"]
@@ -46,10 +48,20 @@ class Method:
     grid: Callable[[bool], list[dict]] | None = None
     config: type | None = None
     demos: dict[str, Callable[..., dict]] = field(default_factory=dict)
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """The modules in `requires` that this environment cannot import."""
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    def install_hint(self) -> str:
+        """The one command that installs what this method needs."""
+        return f"pip install 'edgert[{self.extra}]'"
 
     def checkpoint(self) -> Path | None:
         """This machine's trained checkpoint (what demos and `edgert bench` use), if any."""
-        from methods.cache import CHECKPOINT, cache_folder
+        from edgert.methods.cache import CHECKPOINT, cache_folder
 
         path = cache_folder(self.name) / CHECKPOINT
         return path if path.exists() else None

@@ -37,10 +37,21 @@ def cached_checkpoint(method: str, train: Callable[[Path], object]) -> Path:
     return path
 
 
+def shipped_bundle(method: str) -> Path | None:
+    """The bundle that ships inside the package (see `edgert.methods.ship`), if any."""
+    path = Path(__file__).parent / method / "shipped" / "bundle"
+    return path if (path / "manifest.json").exists() else None
+
+
 def cached_bundle(method: str, train: Callable[[Path], object],
                   export: Callable[[Path, Path], object]) -> Path:
-    """The bundle of this machine's trained model: `train(folder)` on first use, then
-    `export(bundle, checkpoint)`, again whenever the checkpoint is newer than the bundle."""
+    """The bundle of this machine's own trained model when there is a current one (exported
+    again whenever the checkpoint is newer than the bundle); else the bundle shipped with
+    the package; else `train(folder)` first, then `export(bundle, checkpoint)`."""
+    path = cache_folder(method) / CHECKPOINT
+    shipped = shipped_bundle(method)
+    if shipped and (not path.exists() or stale(path, method)):
+        return shipped
     checkpoint = cached_checkpoint(method, train)
     bundle = checkpoint.parent / "bundle"
     manifest = bundle / "manifest.json"

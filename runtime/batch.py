@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.methods import find
+from edgert.runtime.methods import find
 
 
 @dataclass(frozen=True)

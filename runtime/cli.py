@@ -15,10 +15,10 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.markup import escape
 
-import pipelines
-from runtime.console import report_table
-from runtime.pipeline import Pipeline
-from runtime.spec import PipelineError
+from edgert import pipelines
+from edgert.runtime.console import report_table
+from edgert.runtime.pipeline import Pipeline
+from edgert.runtime.spec import PipelineError
 
 app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
                   no_args_is_help=True, add_completion=False)
@@ -107,8 +107,8 @@ def demo(
     report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
 ) -> None:
     """Run a live demo on simulated sources: no hardware needed."""
-    from runtime.demo import DEMOS
-    from runtime.methods import demos
+    from edgert.runtime.demo import DEMOS
+    from edgert.runtime.methods import demos
 
     available = {**DEMOS, **demos()}
     if name not in available:
@@ -120,7 +120,7 @@ def demo(
 
 
 def _method(name: str):
-    from runtime.methods import find
+    from edgert.runtime.methods import find
 
     try:
         return find(name)
@@ -147,7 +147,7 @@ def evaluate(
     out: Optional[Path] = typer.Option(None, help="Write the JSON results here."),
 ) -> None:
     """Evaluate a method against its baselines and ablations; print and save every figure."""
-    from runtime.console import gaps_table, results_table
+    from edgert.runtime.console import gaps_table, results_table
 
     result = _method(method).evaluate(quick, out)
     console.print(results_table(result))
@@ -174,7 +174,7 @@ def batch(
     from rich.progress import Progress
     from rich.table import Table
 
-    from runtime.batch import cells_for, load_configs, pending, run_batch
+    from edgert.runtime.batch import cells_for, load_configs, pending, run_batch
 
     if engine not in ("local", "ray"):
         _fail(f"engine must be local or ray, got {engine!r}")
@@ -214,7 +214,7 @@ def streams(
     """List the LSL streams visible from this machine."""
     from rich.table import Table
 
-    from streams.lsl import list_streams
+    from edgert.streams.lsl import list_streams
 
     found = list_streams(timeout)
     if as_json:
@@ -238,8 +238,8 @@ def record(
     duration: Optional[float] = typer.Option(None, help="Stop after this many seconds."),
 ) -> None:
     """Record LSL streams to XDF as LabRecorder does (raw timestamps plus clock offsets)."""
-    from streams.lsl import list_streams
-    from streams.recorder import Recorder
+    from edgert.streams.lsl import list_streams
+    from edgert.streams.recorder import Recorder
 
     names = stream or sorted({s.name for s in list_streams(2.0)})
     if not names:
@@ -278,9 +278,9 @@ def replay(
     """Play every stream of an XDF file live, keeping the original spacing."""
     from rich.progress import Progress
 
-    from streams.lsl import Outlet
-    from streams.replay import Replay
-    from streams.zmq_link import Publisher
+    from edgert.streams.lsl import Outlet
+    from edgert.streams.replay import Replay
+    from edgert.streams.zmq_link import Publisher
 
     make_sink = Outlet
     if zmq is not None:
@@ -321,11 +321,11 @@ def export_(
     int8: bool = typer.Option(False, "--int8", help="Add an int8 (dynamic) variant."),
 ) -> None:
     """Export a model to a bundle: ONNX, torch file, manifest, parity measured."""
-    from export.bundle import ExportError
-    from runtime.methods import find
+    from edgert.export.bundle import ExportError
+    from edgert.runtime.methods import find
 
     try:
-        exporter = find("export.reference:export_reference" if method == "reference" else method)
+        exporter = find("edgert.export.reference:export_reference" if method == "reference" else method)
     except LookupError as e:
         _fail(str(e))
     exporter = getattr(exporter, "export", exporter)
@@ -347,8 +347,8 @@ def export_(
 @app.command()
 def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
     """Check a bundle: hashes, opset, loads in ONNX Runtime, parity re-run."""
-    from export.bundle import BundleError
-    from export.verify import verify as check
+    from edgert.export.bundle import BundleError
+    from edgert.export.verify import verify as check
 
     try:
         result = check(bundle)
@@ -361,8 +361,8 @@ def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
 @app.command()
 def devices(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Say what this machine is and which device profile applies."""
-    from devices.detect import detect
-    from devices.profile import load_profile
+    from edgert.devices.detect import detect
+    from edgert.devices.profile import load_profile
 
     found = detect()
     payload = found.to_dict()
@@ -391,9 +391,9 @@ def bench_model_(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Latency (single-stream) or throughput (offline) of a bundle on each backend."""
-    from devices.placement import PlacementError
-    from export.bundle import BundleError
-    from runtime.bench_model import bench_model
+    from edgert.devices.placement import PlacementError
+    from edgert.export.bundle import BundleError
+    from edgert.benchmarks.model import bench_model
 
     if scenario not in ("single-stream", "offline"):
         _fail(f"--scenario {scenario!r}: choose single-stream or offline")
@@ -449,7 +449,7 @@ def bench(
             _fail("usage: edgert bench compare OLD.json NEW.json [--threshold 0.1]")
         _bench_compare(Path(args[1]), Path(args[2]), threshold)
         return
-    from runtime.bench.suite import SUITES, run_bench
+    from edgert.benchmarks.suite import SUITES, run_bench
 
     if out is None:
         _fail("--out DIR is required to run suites (or use: edgert bench compare OLD NEW)")
@@ -467,7 +467,7 @@ def bench(
 def _bench_compare(old: Path, new: Path, threshold: float) -> None:
     from rich.table import Table
 
-    from runtime.bench.compare import compare_files
+    from edgert.benchmarks.compare import compare_files
 
     try:
         rows = compare_files(old, new, threshold)

@@ -12,12 +12,12 @@ import uuid
 import numpy as np
 from scipy import signal
 
-import pipelines
-from runtime.pipeline import Pipeline
-from streams import StreamInfo, local_clock
-from streams.lsl import Inlet
-from streams.replay_process import ReplayProcess
-from streams.xdf_read import Recording
+from edgert import pipelines
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import StreamInfo, local_clock
+from edgert.streams.lsl import Inlet
+from edgert.streams.replay_process import ReplayProcess
+from edgert.streams.xdf_read import Recording
 
 CHANNELS = ("Fp1", "Fp2", "F7", "F3", "Fz", "F4", "F8", "T7", "C3", "Cz", "C4", "T8", "P7",
             "P3", "Pz", "P4", "P8", "O1", "Oz", "O2", "A1", "A2")

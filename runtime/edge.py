@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Literal
 
-from streams import Chunk, local_clock
+from edgert.streams import Chunk, local_clock
 
 Policy = Literal["block", "latest"]
 

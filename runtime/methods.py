@@ -26,11 +26,17 @@ def find(ref: str) -> Any:
         names = ", ".join(sorted(found)) or "none installed"
         raise LookupError(f"no method {ref!r} in the {GROUP!r} entry points ({names}); "
                           "give an installed method or a 'package.module:object' path")
-    return found[ref].load()
+    method = found[ref].load()
+    missing = getattr(method, "missing", lambda: [])()
+    if missing:
+        raise LookupError(f"method {ref!r} needs {', '.join(missing)}, which is not installed: "
+                          f"{method.install_hint()}")
+    return method
 
 
 def demos() -> dict[str, Any]:
-    """Demo functions of every installed method, by demo name."""
+    """Demo functions of every installed method, by demo name (loading a method's entry point
+    imports only its small `__init__`)."""
     found = {}
     for ep in installed().values():
         found.update(getattr(ep.load(), "demos", {}))

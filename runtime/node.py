@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from streams import Chunk
+from edgert.streams import Chunk
 
 Outputs = dict[str, "Chunk | list[Chunk]"] | None
 UserPath = Annotated[Path, AfterValidator(Path.expanduser)]  # "~/..." works in pipeline files

@@ -10,15 +10,15 @@ from pathlib import Path
 from pydantic import ValidationError
 from threadpoolctl import threadpool_limits
 
-from devices.heap import keep_heap
-from runtime import spec as specs
-from runtime.edge import Edge
-from runtime.node import Node
-from runtime.priority import threads_at
-from runtime.registry import node_class
-from runtime.scheduler import Scheduler
-from runtime.spec import PipelineError, PipelineSpec
-from streams import local_clock
+from edgert.devices.heap import keep_heap
+from edgert.runtime import spec as specs
+from edgert.runtime.edge import Edge
+from edgert.runtime.node import Node
+from edgert.runtime.priority import threads_at
+from edgert.runtime.registry import node_class
+from edgert.runtime.scheduler import Scheduler
+from edgert.runtime.spec import PipelineError, PipelineSpec
+from edgert.streams import local_clock
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +111,11 @@ class Pipeline:
         While it runs, numpy's BLAS uses one thread: the pipeline's own threads are its
         parallelism, and a BLAS pool that spins between calls takes the cores from the
         sources (CogMoE's stage 1 ran 20 % slower, and late, with two BLAS threads). Freed
-        memory stays in the process (`devices.heap`), so steady work does not page-fault.
+        memory stays in the process (`edgert.devices.heap`), so steady work does not page-fault.
         Everything alive once the nodes have started (modules, models) is frozen out of the
         garbage collector until `stop`: a full collection of the car pipeline's 350 000
         objects took 210 ms, a pause in the middle of a window; frozen, it takes microseconds.
-        The pipeline's threads run at the spec's `priority` (`runtime.priority`)."""
+        The pipeline's threads run at the spec's `priority` (`edgert.runtime.priority`)."""
         self.blas_limits = threadpool_limits(1, user_api="blas")
         keep_heap()
         with threads_at(self.spec.priority, self.origin) as self.priority:
@@ -124,7 +124,7 @@ class Pipeline:
             self.started_at = local_clock()
             self.scheduler.start()
         if self.spec.metrics_port is not None:
-            from runtime.metrics import serve
+            from edgert.runtime.metrics import serve
             self.metrics_server = serve(self, self.spec.metrics_port)
 
     def _start_nodes(self) -> None:

@@ -6,7 +6,7 @@ from collections import Counter, deque
 
 import numpy as np
 
-from streams import STRING, Chunk
+from edgert.streams import STRING, Chunk
 
 log = logging.getLogger(__name__)
 

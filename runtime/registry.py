@@ -3,21 +3,23 @@ from __future__ import annotations
 
 import importlib
 
-from runtime.node import Node
+from edgert.runtime.node import Node
+
+PACKAGES = ("streams", "devices", "export", "runtime", "methods", "pipelines", "benchmarks")
 
 BUILTIN = {
-    "lsl_inlet": "runtime.nodes.lsl:LSLInlet",
-    "lsl_outlet": "runtime.nodes.lsl:LSLOutlet",
-    "zmq_in": "runtime.nodes.zmq_io:ZMQIn",
-    "zmq_out": "runtime.nodes.zmq_io:ZMQOut",
-    "xdf_recorder": "runtime.nodes.record:XDFRecorder",
-    "video": "runtime.nodes.video:Video",
-    "window": "runtime.nodes.window:Window",
-    "filter": "runtime.nodes.filter:Filter",
-    "resample": "runtime.nodes.resample:Resample",
-    "align": "runtime.nodes.align:Align",
-    "epoch": "runtime.nodes.epoch:Epoch",
-    "infer": "runtime.nodes.infer:Infer",
+    "lsl_inlet": "edgert.runtime.nodes.lsl:LSLInlet",
+    "lsl_outlet": "edgert.runtime.nodes.lsl:LSLOutlet",
+    "zmq_in": "edgert.runtime.nodes.zmq_io:ZMQIn",
+    "zmq_out": "edgert.runtime.nodes.zmq_io:ZMQOut",
+    "xdf_recorder": "edgert.runtime.nodes.record:XDFRecorder",
+    "video": "edgert.runtime.nodes.video:Video",
+    "window": "edgert.runtime.nodes.window:Window",
+    "filter": "edgert.runtime.nodes.filter:Filter",
+    "resample": "edgert.runtime.nodes.resample:Resample",
+    "align": "edgert.runtime.nodes.align:Align",
+    "epoch": "edgert.runtime.nodes.epoch:Epoch",
+    "infer": "edgert.runtime.nodes.infer:Infer",
 }
 
 
@@ -28,6 +30,9 @@ def node_class(ref: str) -> type[Node]:
     if not sep:
         raise LookupError(f"unknown node {ref!r}: use a built-in ({', '.join(sorted(BUILTIN))}) "
                           "or a 'package.module:Class' path")
+    if module_name.partition(".")[0] in PACKAGES:
+        raise LookupError(f"node {ref!r}: edgert's modules are under 'edgert.' now; write "
+                          f"'edgert.{path}'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:

@@ -12,11 +12,11 @@ import threading
 import time
 from dataclasses import replace
 
-from runtime.edge import Edge
-from runtime.node import BadChunk, Node, Source
-from runtime.quarantine import Quarantine
-from runtime.tracer import Tracer
-from streams import Chunk, local_clock
+from edgert.runtime.edge import Edge
+from edgert.runtime.node import BadChunk, Node, Source
+from edgert.runtime.quarantine import Quarantine
+from edgert.runtime.tracer import Tracer
+from edgert.streams import Chunk, local_clock
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ import numpy as np
 import pylsl
 from pylsl.util import LostError
 
-from streams.chunk import STRING, Chunk, StreamInfo
-from streams.clock import local_clock
+from edgert.streams.chunk import STRING, Chunk, StreamInfo
+from edgert.streams.clock import local_clock
 
 log = logging.getLogger(__name__)
 

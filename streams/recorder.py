@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pylsl.util import LostError
 
-from streams.clock import local_clock
-from streams.lsl import Inlet
-from streams.xdf_write import XdfWriter
+from edgert.streams.clock import local_clock
+from edgert.streams.lsl import Inlet
+from edgert.streams.xdf_write import XdfWriter
 
 log = logging.getLogger(__name__)
 

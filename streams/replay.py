@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streams.chunk import STRING, Chunk, StreamInfo
-from streams.clock import local_clock
-from streams.lsl import Outlet
-from streams.xdf_read import Recording, read_xdf
+from edgert.streams.chunk import STRING, Chunk, StreamInfo
+from edgert.streams.clock import local_clock
+from edgert.streams.lsl import Outlet
+from edgert.streams.xdf_read import Recording, read_xdf
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing as mp
 from collections.abc import Sequence
 
-from streams.replay import Replay
-from streams.xdf_read import Recording
+from edgert.streams.replay import Replay
+from edgert.streams.xdf_read import Recording
 
 START_TIMEOUT = 60.0
 

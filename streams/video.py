@@ -9,8 +9,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from streams.chunk import Chunk, StreamInfo
-from streams.clock import local_clock
+from edgert.streams.chunk import Chunk, StreamInfo
+from edgert.streams.clock import local_clock
 
 
 class VideoSource:

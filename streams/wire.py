@@ -12,7 +12,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from streams.chunk import STRING, Chunk, StreamInfo
+from edgert.streams.chunk import STRING, Chunk, StreamInfo
 
 VERSION = 1
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

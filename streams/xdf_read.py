@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyxdf
 
-from streams.chunk import STRING, StreamInfo
+from edgert.streams.chunk import STRING, StreamInfo
 
 DTYPES = {"double64": "float64", "float32": "float32", "string": STRING, "int32": "int32",
           "int16": "int16", "int8": "int8", "int64": "int64"}

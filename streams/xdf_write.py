@@ -19,8 +19,8 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
-from streams.chunk import STRING, Chunk, StreamInfo
-from streams.clock import local_clock
+from edgert.streams.chunk import STRING, Chunk, StreamInfo
+from edgert.streams.clock import local_clock
 
 MAGIC = b"XDF:"
 FILE_HEADER, STREAM_HEADER, SAMPLES, CLOCK_OFFSET, BOUNDARY, STREAM_FOOTER = range(1, 7)

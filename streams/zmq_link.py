@@ -16,9 +16,9 @@ from typing import Callable, Self
 
 import zmq
 
-from streams import wire
-from streams.chunk import Chunk
-from streams.clock import local_clock
+from edgert.streams import wire
+from edgert.streams.chunk import Chunk
+from edgert.streams.clock import local_clock
 
 PUBSUB_HWM = 100
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from methods.base import Method
+from edgert.methods.base import Method
 
 
 class Config(BaseModel):

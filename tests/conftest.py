@@ -1,5 +1,8 @@
-"""Keep LSL on loopback for every test, and give tests unique stream names."""
+"""Keep LSL on loopback for every test, give tests unique stream names, and start from an
+empty model cache, as a newcomer's machine does: no test may pass only because this machine
+has a trained model cached."""
 import os
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -7,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ["LSLAPICFG"] = str(ROOT / "lsl_api.cfg")
+os.environ["EDGERT_CACHE"] = tempfile.mkdtemp(prefix="edgert-test-cache-")
 DATA = ROOT.parent / "shared" / "data"
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import queue
 import time
 
-from runtime.node import Node, Params, Source
-from streams import Chunk
+from edgert.runtime.node import Node, Params, Source
+from edgert.streams import Chunk
 
 
 class Feed(Source):

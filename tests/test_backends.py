@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from export.bundle import Bundle, BundleError
-from export.reference import export_reference, reference_model, synthetic_eeg
-from runtime import spec
-from runtime.backends import InputMismatch, open_backend
-from runtime.bench_model import bench_model
-from runtime.pipeline import Pipeline
-from streams import Chunk, StreamInfo, local_clock
+from edgert.export.bundle import Bundle, BundleError
+from edgert.export.reference import export_reference, reference_model, synthetic_eeg
+from edgert.runtime import spec
+from edgert.runtime.backends import InputMismatch, open_backend
+from edgert.benchmarks.model import bench_model
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock
 
 EEG = StreamInfo.make("eeg", 22, type="EEG", rate=250.0)
 
@@ -198,7 +198,7 @@ def test_bench_model_reports_both_scenarios_and_says_why_a_backend_is_skipped(bu
 
 
 def test_placement_refuses_a_bundle_over_the_profile_budget(bundles, tmp_path):
-    from devices.profile import load_profile
+    from edgert.devices.profile import load_profile
 
     tiny = load_profile("cpu").model_copy(update={"name": "tiny", "memory_budget_mb": 1,
                                                   "memory_total_mb": 4})
@@ -238,7 +238,7 @@ def test_cli_devices_picks_the_cpu_profile_here():
 
 
 def test_infer_refuses_to_start_over_the_profile_budget(bundles, tmp_path):
-    from devices.profile import load_profile
+    from edgert.devices.profile import load_profile
     import yaml
 
     tiny = load_profile("cpu").model_copy(update={"name": "tiny", "memory_budget_mb": 1,
@@ -260,7 +260,7 @@ def test_infer_refuses_to_start_over_the_profile_budget(bundles, tmp_path):
 
 
 def test_onnxruntime_and_its_gpu_twin_together_are_reported():
-    from runtime.backends.ort import clash, installed_distributions
+    from edgert.runtime.backends.ort import clash, installed_distributions
 
     assert "pip uninstall -y onnxruntime onnxruntime-gpu" in clash({"onnxruntime",
                                                                     "onnxruntime-gpu", "numpy"})

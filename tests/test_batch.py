@@ -4,13 +4,13 @@ import json
 import subprocess
 import sys
 
-from runtime.batch import run_batch
+from edgert.runtime.batch import run_batch
 
 JOB = "batch_jobs:PI"
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-c", "from runtime.cli import app; app()", "batch",
+    return subprocess.run([sys.executable, "-c", "from edgert.runtime.cli import app; app()", "batch",
                            *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.bench.common import reference_bundle
-from runtime.bench.compare import compare
-from runtime.bench.scenarios import Config, run_scenarios
+from edgert.benchmarks.common import reference_bundle
+from edgert.benchmarks.compare import compare
+from edgert.benchmarks.scenarios import Config, run_scenarios
 
 TINY = Config(seconds=0.8, warmup_s=0.2, repeats=1, streams=2, interval_ms=20.0,
               bound_ms=50.0, search_steps=3, loads=(0.5, 3.0))
@@ -106,9 +106,9 @@ def test_bench_inference_writes_results_report_and_plots(tmp_path, bundle):
 
 def test_report_names_a_method_whose_model_is_not_trained_here(tmp_path, bundle):
     """A fresh machine has no trained method models: the inference section says so."""
-    from runtime.bench.inference import run_inference
-    from runtime.bench.report import write_report
-    from runtime.bench.suite import machine
+    from edgert.benchmarks.inference import run_inference
+    from edgert.benchmarks.report import write_report
+    from edgert.benchmarks.suite import machine
 
     suite = run_inference(True, tmp_path, bundles=[bundle])
     suite["results"]["bolt"] = {"skipped": "no trained bolt model on this machine"}
@@ -139,7 +139,7 @@ def test_quick_bench_of_every_suite_writes_every_plot(tmp_path):
 
 
 def test_transport_figures_sit_under_the_variant_names():
-    from runtime.bench.suite import headline
+    from edgert.benchmarks.suite import headline
 
     raw = {"config": {}, "results": {"22x250/chunk1": {"raw_pylsl": {"p50_ms": 0.4},
                                                        "edgert": {"p50_ms": 0.5}},
@@ -147,3 +147,13 @@ def test_transport_figures_sit_under_the_variant_names():
     out = headline(raw)
     assert out["edgert"]["p50_ms"] == 0.5 and out["raw_pylsl"]["p50_ms"] == 0.4
     assert out["headline_stream"] == "22x250/chunk1" and "64x1000/chunk1" in out["results"]
+
+
+def test_a_phase_shorter_than_the_companions_warm_up_still_times_its_calls():
+    """The companion warms up before a phase starts: a quick phase beside a spinning ONNX
+    Runtime once timed no call, and the inference suite failed on an empty array."""
+    from edgert.benchmarks.inference import beside, phase_figures
+
+    phase = beside(None, {}, 0.02, 200.0)
+    assert len(phase.calls) > 0
+    assert phase_figures([phase])["companion"]["count"] == len(phase.calls)

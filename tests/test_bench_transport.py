@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from runtime.bench.transport import EXTRA_VARIANTS, VARIANTS, plan, run_seconds, run_transport
-from runtime.bench.transport.measure import added, lsl_units, zmq_units
-from runtime.bench.transport.table import table
+from edgert.benchmarks.transport import EXTRA_VARIANTS, VARIANTS, plan, run_seconds, run_transport
+from edgert.benchmarks.transport.measure import added, lsl_units, zmq_units
+from edgert.benchmarks.transport.table import table
 
 FAST = ["raw_pylsl", "edgert", "raw_pyzmq", "edgert_zmq"]
 FIGURES = {"p50_ms", "p90_ms", "p99_ms", "max_ms", "lost", "cpu_percent", "units", "samples",

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from methods.bolt import actions as act
-from methods.bolt.data import BROAD, TARGET, generate, split, tensors, views
-from methods.bolt.metrics import ece, risk_coverage, summary
-from methods.bolt.model import build, parameters
-from methods.bolt.questions import NONE, compose, decompositions, parse, paraphrases, truth
-from methods.bolt.router import (Candidates, Router, apply, final, fit_gains, fixed_plans,
+from edgert.methods.bolt import actions as act
+from edgert.methods.bolt.data import BROAD, TARGET, generate, split, tensors, views
+from edgert.methods.bolt.metrics import ece, risk_coverage, summary
+from edgert.methods.bolt.model import build, parameters
+from edgert.methods.bolt.questions import NONE, compose, decompositions, parse, paraphrases, truth
+from edgert.methods.bolt.router import (Candidates, Router, apply, final, fit_gains, fixed_plans,
                                  random_plans)
-from methods.bolt.scene import BASE, HIGH, view
-from methods.bolt.train import (fit, fit_temperature, lm_loss, odd_loss, probs, scores,
+from edgert.methods.bolt.scene import BASE, HIGH, view
+from edgert.methods.bolt.train import (fit, fit_temperature, lm_loss, odd_loss, probs, scores,
                                 teacher_targets, token_kd_loss)
 
 

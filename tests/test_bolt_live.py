@@ -9,17 +9,17 @@ import threading
 import numpy as np
 import pytest
 
-import pipelines
-from methods.bolt import request
-from methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
+from edgert import pipelines
+from edgert.methods.bolt import request
+from edgert.methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
                                write_robo2vlm)
-from methods.bolt.evaluate import evaluate
-from methods.bolt.export import cached_bundle
-from methods.bolt.policy import load
-from methods.bolt.train import Config, train
-from runtime.console import results_table
-from runtime.pipeline import Pipeline
-from streams.zmq_link import Requester, free_endpoint
+from edgert.methods.bolt.evaluate import evaluate
+from edgert.methods.bolt.export import cached_bundle
+from edgert.methods.bolt.policy import load
+from edgert.methods.bolt.train import Config, train
+from edgert.runtime.console import results_table
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams.zmq_link import Requester, free_endpoint
 
 TINY = Config(episodes=12, frames=3, per_frame=3, broad_episodes=12, pretrain_steps=15,
               finetune_steps=8, timed_requests=20)
@@ -92,8 +92,8 @@ def test_robot_service_answers_requests_within_their_budgets(trained):
 
 
 def test_deadline_gives_the_best_answer_so_far(trained):
-    from methods.bolt.node import Answer
-    from streams import local_clock
+    from edgert.methods.bolt.node import Answer
+    from edgert.streams import local_clock
 
     node = Answer("answer", Answer.Params(bundle=trained / "bundle"))
     node.start()
@@ -170,7 +170,7 @@ def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
 
 
 def test_bench_feeds_the_robot_service_from_a_simulated_robot(trained):
-    from runtime.bench.pipelines import Config as BenchConfig, run_pipelines
+    from edgert.benchmarks.pipelines import Config as BenchConfig, run_pipelines
 
     cfg = BenchConfig(seconds=3.0, repeats=1, method_seconds=3.0)
     out = run_pipelines(True, config=cfg, paths=[pipelines.find("robot")])

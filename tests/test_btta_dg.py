@@ -7,12 +7,12 @@ import torch
 from scipy import signal
 from scipy.special import digamma
 
-from methods.btta_dg import dirichlet, synth
-from methods.btta_dg.align import IncrementalAlignment, align_offline, covariance
-from methods.btta_dg.baselines import BNAdapt, Tent
-from methods.btta_dg.bayes import BayesianAdapter, features, source_stats
-from methods.btta_dg.gmm import OnlineGMM
-from methods.btta_dg.model import SincAdaptNet, SincConv, bake
+from edgert.methods.btta_dg import dirichlet, synth
+from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline, covariance
+from edgert.methods.btta_dg.baselines import BNAdapt, Tent
+from edgert.methods.btta_dg.bayes import BayesianAdapter, features, source_stats
+from edgert.methods.btta_dg.gmm import OnlineGMM
+from edgert.methods.btta_dg.model import SincAdaptNet, SincConv, bake
 
 
 def test_inverse_digamma_inverts_digamma():

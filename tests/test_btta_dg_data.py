@@ -5,9 +5,9 @@ import pytest
 from edfio import Edf, EdfAnnotation, EdfSignal
 
 from gdf_file import write_gdf
-from methods.btta_dg.data import read_bci_iv_2a, read_bciess_mi, read_physionet_mi
-from streams import Chunk, StreamInfo
-from streams.xdf_write import XdfWriter
+from edgert.methods.btta_dg.data import read_bci_iv_2a, read_bciess_mi, read_physionet_mi
+from edgert.streams import Chunk, StreamInfo
+from edgert.streams.xdf_write import XdfWriter
 
 
 def test_shared_motor_imagery_runs_load_with_their_windows(shared_data):

@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-import pipelines
-from export.verify import verify
-from methods.btta_dg import synth
-from methods.btta_dg.align import align_offline
-from methods.btta_dg.demo import overrides, recordings
-from methods.btta_dg.evaluate import VARIANTS, Config, evaluate
-from methods.btta_dg.export import cached_bundle
-from methods.btta_dg.train import Trained, epoch, population, train_source
-from runtime.console import results_table
-from runtime.pipeline import Pipeline
-from streams.replay import Replay
-from streams.zmq_link import Subscriber, free_endpoint
+from edgert import pipelines
+from edgert.export.verify import verify
+from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.align import align_offline
+from edgert.methods.btta_dg.demo import overrides, recordings
+from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.btta_dg.export import cached_bundle
+from edgert.methods.btta_dg.train import Trained, epoch, population, train_source
+from edgert.runtime.console import results_table
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams.replay import Replay
+from edgert.streams.zmq_link import Subscriber, free_endpoint
 
 
 @pytest.fixture(scope="module")

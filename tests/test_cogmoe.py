@@ -9,17 +9,17 @@ import torch
 from scipy import signal
 from sklearn.metrics import f1_score
 
-from methods.cogmoe import features as feats
-from methods.cogmoe import recovery
-from methods.cogmoe.evaluate import gaps, stage1_analysis, widening
-from methods.cogmoe.model import EXPERTS, build
-from methods.cogmoe.node import Stage1
-from methods.cogmoe.quality import indices, welch
-from methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, Drive, degrade,
+from edgert.methods.cogmoe import features as feats
+from edgert.methods.cogmoe import recovery
+from edgert.methods.cogmoe.evaluate import gaps, stage1_analysis, widening
+from edgert.methods.cogmoe.model import EXPERTS, build
+from edgert.methods.cogmoe.node import Stage1
+from edgert.methods.cogmoe.quality import indices, welch
+from edgert.methods.cogmoe.simulate import (MODALITIES, RATES, SEGMENT_S, Degradation, Drive, degrade,
                                      simulate)
-from methods.cogmoe.train import (Dataset, clean_inputs, cortex_loss, dataset,
+from edgert.methods.cogmoe.train import (Dataset, clean_inputs, cortex_loss, dataset,
                                   drive_dataset, windows_of)
-from streams import Chunk, StreamInfo
+from edgert.streams import Chunk, StreamInfo
 
 
 @pytest.fixture(scope="module")

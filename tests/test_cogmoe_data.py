@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from methods.cogmoe.data import read_adabase, read_cl_drive
+from edgert.methods.cogmoe.data import read_adabase, read_cl_drive
 
 
 def _write(root, participant="P01"):

@@ -8,17 +8,17 @@ import time
 import numpy as np
 import pytest
 
-import pipelines
-from export.verify import verify
-from methods.cogmoe.demo import overrides, recordings
-from methods.cogmoe.evaluate import VARIANTS, Config, evaluate
-from methods.cogmoe.export import OUTPUTS, cached_bundle
-from methods.cogmoe.simulate import LEVELS
-from methods.cogmoe.train import Trained, dataset, fit
-from runtime.console import results_table
-from runtime.demo import Client
-from runtime.pipeline import Pipeline
-from streams.replay import Replay
+from edgert import pipelines
+from edgert.export.verify import verify
+from edgert.methods.cogmoe.demo import overrides, recordings
+from edgert.methods.cogmoe.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
+from edgert.methods.cogmoe.simulate import LEVELS
+from edgert.methods.cogmoe.train import Trained, dataset, fit
+from edgert.runtime.console import results_table
+from edgert.runtime.demo import Client
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams.replay import Replay
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,8 @@ def test_bundle_leaves_out_a_sensor_that_sent_nothing_as_the_model_does(cache):
     import onnxruntime as ort
     import torch
 
-    from methods.cogmoe import features as feats
-    from methods.cogmoe.export import sample_tokens
+    from edgert.methods.cogmoe import features as feats
+    from edgert.methods.cogmoe.export import sample_tokens
 
     path = cached_bundle()
     session = ort.InferenceSession(str(path / "model.onnx"), providers=["CPUExecutionProvider"])

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
-from methods.convex_coding.descent import descend
-from methods.convex_coding.factor import eig_factor, symnmf, tightness
-from methods.convex_coding.job import Config, affine_code
-from methods.convex_coding.measures import matched_correlation, modularity
-from methods.convex_coding.problem import linear_closed_form, objective, solve_free
-from runtime.batch import run_batch
+from edgert.methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
+from edgert.methods.convex_coding.descent import descend
+from edgert.methods.convex_coding.factor import eig_factor, symnmf, tightness
+from edgert.methods.convex_coding.job import Config, affine_code
+from edgert.methods.convex_coding.measures import matched_correlation, modularity
+from edgert.methods.convex_coding.problem import linear_closed_form, objective, solve_free
+from edgert.runtime.batch import run_batch
 
 
 @pytest.fixture(autouse=True)

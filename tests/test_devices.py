@@ -11,11 +11,11 @@ import psutil
 import pytest
 import yaml
 
-from devices import (PlacementError, ProfileError, Sampler, check_placement, detect, load_profile,
+from edgert.devices import (PlacementError, ProfileError, Sampler, check_placement, detect, load_profile,
                      measure_peak_memory, parse_nvidia_smi, parse_tegrastats, profiles)
-from devices.detect import choose_profile, parse_gpus, parse_l4t
-from devices.profile import PROFILES
-from devices.telemetry import summarize_nvidia_smi, summarize_tegrastats
+from edgert.devices.detect import choose_profile, parse_gpus, parse_l4t
+from edgert.devices.profile import PROFILES
+from edgert.devices.telemetry import summarize_nvidia_smi, summarize_tegrastats
 
 SHIPPED = {"jetson-orin-nano-8gb", "jetson-orin-nx-16gb", "jetson-agx-orin-64gb",
            "jetson-xavier-nx", "desktop-cuda", "cpu"}

@@ -7,17 +7,17 @@ import time
 import cv2
 import numpy as np
 
-from runtime import spec
-from runtime.pipeline import Pipeline
-from streams import Chunk, StreamInfo, local_clock
-from streams.zmq_link import Requester, Subscriber
+from edgert.runtime import spec
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.zmq_link import Requester, Subscriber
 
 INFO = StreamInfo.make("ecg", 2, type="ECG", rate=100.0)
 
 PUSHER = """
 import sys, numpy as np
-from streams import Chunk, StreamInfo, local_clock
-from streams.zmq_link import Pusher
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.zmq_link import Pusher
 info = StreamInfo.make("ecg", 2, type="ECG", rate=100.0)
 with Pusher(sys.argv[1]) as push:
     for i in range(50):

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from runtime.nodes.epoch import Epoch
-from streams import Chunk, StreamInfo
+from edgert.runtime.nodes.epoch import Epoch
+from edgert.streams import Chunk, StreamInfo
 
 SIGNAL = StreamInfo(name="eeg", type="EEG", channels=("a", "b"), rate=100.0)
 MARKS = StreamInfo(name="cues", type="Markers", channels=("m",), rate=0.0, dtype="string")

@@ -8,14 +8,14 @@ from onnx import numpy_helper
 import pytest
 import torch
 
-from export.bundle import MANIFEST, Bundle, BundleError, ExportError, sha256
-from export.onnx_export import export_bundle
-from export.parity import ParityError, ort_session
-from export.reference import LABELS, export_reference, reference_model, synthetic_eeg
-from export.tensorrt import (MISSING, TensorRTMissing, build_engine, engine_for, engine_key,
+from edgert.export.bundle import MANIFEST, Bundle, BundleError, ExportError, sha256
+from edgert.export.onnx_export import export_bundle
+from edgert.export.parity import ParityError, ort_session
+from edgert.export.reference import LABELS, export_reference, reference_model, synthetic_eeg
+from edgert.export.tensorrt import (MISSING, TensorRTMissing, build_engine, engine_for, engine_key,
                              ort_tensorrt_options, profile_shapes)
-from export.variants import SLOWER
-from export.verify import verify
+from edgert.export.variants import SLOWER
+from edgert.export.verify import verify
 
 ACCURACY_TOLERANCE = 0.01  # export_bundle's default
 

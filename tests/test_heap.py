@@ -5,13 +5,13 @@ import sys
 
 import pytest
 
-from devices.heap import keep_heap
-from devices.placement import measure_peak_memory
+from edgert.devices.heap import keep_heap
+from edgert.devices.placement import measure_peak_memory
 
 CYCLES = """
 import resource, sys
 import numpy as np
-from devices.heap import keep_heap
+from edgert.devices.heap import keep_heap
 kept = keep_heap() if sys.argv[1] == "keep" else None
 for _ in range(3):
     np.ones(40 << 17)  # 40 MiB of float64: above glibc's largest mmap threshold

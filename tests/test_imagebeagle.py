@@ -3,10 +3,10 @@ import json
 
 import numpy as np
 
-from methods.imagebeagle.data import patches
-from methods.imagebeagle.model import make_units
-from methods.imagebeagle.search import Counter, beam, knn_graph, random_search
-from runtime.batch import run_batch
+from edgert.methods.imagebeagle.data import patches
+from edgert.methods.imagebeagle.model import make_units
+from edgert.methods.imagebeagle.search import Counter, beam, knn_graph, random_search
+from edgert.runtime.batch import run_batch
 
 
 def test_patches_come_from_real_photos_and_are_normalised():

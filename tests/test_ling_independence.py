@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from methods.ling_independence.data import pair, random_dag, sample_sem, standardized
-from methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
-from methods.ling_independence.ling import (LingCIT, standardize, gaussian_gram, ling_test,
+from edgert.methods.ling_independence.data import pair, random_dag, sample_sem, standardized
+from edgert.methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
+from edgert.methods.ling_independence.ling import (LingCIT, standardize, gaussian_gram, ling_test,
                                             parts, permutations)
-from runtime.batch import run_batch
+from edgert.runtime.batch import run_batch
 
 
 @pytest.mark.parametrize("noise", ["uniform", "laplace", "exponential", "student_t"])

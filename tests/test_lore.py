@@ -6,12 +6,12 @@ import logging
 import numpy as np
 import pytest
 
-from methods.lore.data import ask, distances, space
-from methods.lore.embed import accuracy, gradient, gram_of, irsvt, loss, threshold
-from methods.lore.fit import Settings, fit
-from methods.lore.job import run
-from methods.lore.peer import cblearn_embeddings, peer_python
-from runtime.batch import run_batch
+from edgert.methods.lore.data import ask, distances, space
+from edgert.methods.lore.embed import accuracy, gradient, gram_of, irsvt, loss, threshold
+from edgert.methods.lore.fit import Settings, fit
+from edgert.methods.lore.job import run
+from edgert.methods.lore.peer import cblearn_embeddings, peer_python
+from edgert.runtime.batch import run_batch
 
 TINY = {"n": 16, "dim": 2, "budget": 3.0, "test": 300, "path": [0.6, 0.3, 0.1], "iters": 80,
         "large_dim": 4}

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import spec
-from runtime.pipeline import Pipeline
-from streams import Chunk, StreamInfo, local_clock
-from streams.lsl import FLAGS, Inlet, Outlet, from_lsl_info, to_lsl_info
+from edgert.runtime import spec
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.lsl import FLAGS, Inlet, Outlet, from_lsl_info, to_lsl_info
 
 HERE = Path(__file__).parent
 

@@ -1,8 +1,8 @@
 import os
 from pathlib import Path
 
-import methods.cogmoe
-from methods.cache import CHECKPOINT, cached_checkpoint
+from edgert.methods import cogmoe
+from edgert.methods.cache import CHECKPOINT, cached_checkpoint
 
 
 def test_a_checkpoint_older_than_its_method_code_is_trained_again(tmp_path, monkeypatch):
@@ -17,7 +17,7 @@ def test_a_checkpoint_older_than_its_method_code_is_trained_again(tmp_path, monk
     path = cached_checkpoint("cogmoe", train)
     assert cached_checkpoint("cogmoe", train) == path == tmp_path / "cogmoe" / CHECKPOINT
     assert len(trained) == 1
-    sources = Path(methods.cogmoe.__file__).parent.glob("*.py")
+    sources = Path(cogmoe.__file__).parent.glob("*.py")
     before = min(p.stat().st_mtime for p in sources) - 60
     os.utime(path, (before, before))
     cached_checkpoint("cogmoe", train)

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import torch
 
-from methods.microstimulation.data import augment, digits
-from methods.microstimulation.model import SpatialLoss, sheet_positions
-from methods.microstimulation.stimulate import choices, readout, shift, stimulate
-from methods.microstimulation.topography import (
+from edgert.methods.microstimulation.data import augment, digits
+from edgert.methods.microstimulation.model import SpatialLoss, sheet_positions
+from edgert.methods.microstimulation.stimulate import choices, readout, shift, stimulate
+from edgert.methods.microstimulation.topography import (
     match_sites,
     neighbour_pairs,
     selectivity,
@@ -16,7 +16,7 @@ from methods.microstimulation.topography import (
     smoothed,
     smoothness,
 )
-from runtime.batch import run_batch
+from edgert.runtime.batch import run_batch
 
 
 def _smooth_field(side: int, n: int, rng: np.random.Generator) -> np.ndarray:

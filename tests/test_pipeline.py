@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from runtime import spec
-from runtime.pipeline import Pipeline
-from runtime.spec import PipelineError
-from streams import Chunk, StreamInfo, local_clock
+from edgert.runtime import spec
+from edgert.runtime.pipeline import Pipeline
+from edgert.runtime.spec import PipelineError
+from edgert.streams import Chunk, StreamInfo, local_clock
 
 INFO = StreamInfo.make("sim", 4, type="EEG", rate=250.0)
 
@@ -91,6 +91,8 @@ def test_priority_is_given_to_the_pipeline_threads_and_the_caller_keeps_its_own(
 @pytest.mark.parametrize("raw, words", [
     ({"name": "x"}, ["nodes", "Field required"]),
     ({"name": "x", "nodes": [{"name": "a", "node": "nope"}]}, ["node 'a'", "unknown node 'nope'"]),
+    ({"name": "x", "nodes": [{"name": "a", "node": "methods.btta_dg.node:Adapt"}]},
+     ["node 'a'", "'edgert.methods.btta_dg.node:Adapt'"]),
     ({"name": "x", "nodes": [{"name": "f", "node": "filter", "params": {"order": "high"}}]},
      ["node 'f'", "params.order", "params.freqs"]),
     ({"name": "x", "nodes": [{"name": "f", "node": "filter", "params": {"freqs": 10}}]},

@@ -5,10 +5,10 @@ import time
 import numpy as np
 import pyxdf
 
-from runtime import spec
-from runtime.pipeline import Pipeline
-from streams import Chunk, StreamInfo, local_clock
-from streams.xdf_read import read_xdf
+from edgert.runtime import spec
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.xdf_read import read_xdf
 
 
 def test_recorder_node_keeps_every_chunk_nan_included(tmp_path):

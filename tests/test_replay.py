@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import pyxdf
 
-from streams import Chunk, StreamInfo, local_clock
-from streams.lsl import Inlet
-from streams.recorder import Recorder
-from streams.replay import Replay, chunk_bounds, timeline
-from streams.replay_process import ReplayProcess
-from streams.xdf_read import Recording, read_xdf
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.lsl import Inlet
+from edgert.streams.recorder import Recorder
+from edgert.streams.replay import Replay, chunk_bounds, timeline
+from edgert.streams.replay_process import ReplayProcess
+from edgert.streams.xdf_read import Recording, read_xdf
 
 INF = float("inf")
 SHARED = ["bciess_p300_gusbamp.xdf", "bciess_ssvep_dsi7.xdf", "xdfmodules_clock_resets.xdf",

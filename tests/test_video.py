@@ -5,8 +5,8 @@ import cv2
 import numpy as np
 import pytest
 
-from streams.clock import local_clock
-from streams.video import VideoSource
+from edgert.streams.clock import local_clock
+from edgert.streams.video import VideoSource
 
 FPS = 20.0
 N_FRAMES = 10

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import pyxdf
 
-from streams import Chunk, StreamInfo, local_clock
-from streams.lsl import Outlet
-from streams.recorder import Recorder
-from streams.xdf_read import XdfReadError, read_xdf
-from streams.xdf_write import BOUNDARY_UUID, XdfWriter
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.lsl import Outlet
+from edgert.streams.recorder import Recorder
+from edgert.streams.xdf_read import XdfReadError, read_xdf
+from edgert.streams.xdf_write import BOUNDARY_UUID, XdfWriter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,7 +132,7 @@ def test_read_xdf_errors_name_the_file(tmp_path):
 CHILD = """
 import sys, time
 sys.path.insert(0, {root!r})
-from streams.recorder import Recorder
+from edgert.streams.recorder import Recorder
 rec = Recorder({path!r}, [{name!r}], clock_interval=0.2).start()
 while True:
     print(rec.counts[{name!r}], flush=True)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import zmq
 
-from streams import wire
-from streams.chunk import Chunk, StreamInfo
-from streams.wire import RemoteError, WireError
-from streams.zmq_link import Publisher, Puller, Pusher, Replier, Requester, Subscriber
+from edgert.streams import wire
+from edgert.streams.chunk import Chunk, StreamInfo
+from edgert.streams.wire import RemoteError, WireError
+from edgert.streams.zmq_link import Publisher, Puller, Pusher, Replier, Requester, Subscriber
 
 ANY_PORT = "tcp://127.0.0.1:*"
 SPAWN = multiprocessing.get_context("spawn")

@@ -8,10 +8,10 @@ trained on a broader, shifted question mix. train.py distils the student (ODD) a
 temperatures; actions.py, router.py and policy.py are the test-time part; node.py serves it
 over ZeroMQ. data.py also reads Robo2VLM-1's parquet rows.
 """
-from methods.base import Method, lazy
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="bolt", kind="stream", train=lazy("methods.bolt.train:train"),
-                export=lazy("methods.bolt.export:export"),
-                evaluate=lazy("methods.bolt.evaluate:evaluate"), pipeline="robot",
-                sources=lazy("methods.bolt.demo:sources"),
-                demos={"robot": lazy("methods.bolt.demo:robot")})
+METHOD = Method(name="bolt", kind="stream", train=lazy("edgert.methods.bolt.train:train"),
+                export=lazy("edgert.methods.bolt.export:export"),
+                evaluate=lazy("edgert.methods.bolt.evaluate:evaluate"), pipeline="robot",
+                sources=lazy("edgert.methods.bolt.demo:sources"),
+                demos={"robot": lazy("edgert.methods.bolt.demo:robot")})

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from methods.bolt.data import MAX_OPTIONS, option_mask, option_tokens, question_tokens
-from methods.bolt.questions import NONE, TYPES, Question, compose, decompositions, paraphrases
-from methods.bolt.scene import BASE, HIGH, view
+from edgert.methods.bolt.data import MAX_OPTIONS, option_mask, option_tokens, question_tokens
+from edgert.methods.bolt.questions import NONE, TYPES, Question, compose, decompositions, paraphrases
+from edgert.methods.bolt.scene import BASE, HIGH, view
 
 Score = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 ACTIONS = ("hr", "rag", "qd")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.bolt.questions import INDEX, MAX_QUESTION, Question, ask, tokens
-from methods.bolt.scene import (ARROWS, BASE, COLORS, HIGH, LETTERS, PLACES, Frame, episode,
+from edgert.methods.bolt.questions import INDEX, MAX_QUESTION, Question, ask, tokens
+from edgert.methods.bolt.scene import (ARROWS, BASE, COLORS, HIGH, LETTERS, PLACES, Frame, episode,
                                 frame, view)
 
 TARGET = {"gripper": 1, "has_color": 1, "arrow": 2, "dot": 2, "letter": 2, "count": 1,

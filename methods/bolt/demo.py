@@ -13,15 +13,15 @@ import uuid
 
 import numpy as np
 
-import pipelines
-from methods.bolt import request
-from methods.bolt.data import TARGET, generate
-from methods.bolt.export import cached_bundle
-from runtime.demo import run_demo
-from runtime.pipeline import Pipeline
-from streams import local_clock
-from streams.wire import RemoteError
-from streams.zmq_link import Requester, free_endpoint, listening
+from edgert import pipelines
+from edgert.methods.bolt import request
+from edgert.methods.bolt.data import TARGET, generate
+from edgert.methods.bolt.export import cached_bundle
+from edgert.runtime.demo import run_demo
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import local_clock
+from edgert.streams.wire import RemoteError
+from edgert.streams.zmq_link import Requester, free_endpoint, listening
 
 BUDGETS = (1.0, 2.0, 4.0)
 

@@ -15,18 +15,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from devices.placement import measure_peak_memory
-from methods.bolt import policy
-from methods.bolt.actions import ACTIONS
-from methods.bolt.data import option_mask, views
-from methods.bolt.metrics import ece, risk_at, summary
-from methods.bolt.model import Scorer, parameters
-from methods.bolt.questions import TYPES
-from methods.bolt.router import Candidates, Router, apply, fixed_plans, random_plans
-from methods.bolt.scene import HIGH
-from methods.bolt.train import STUDENTS, Config, Trained, probs, scores, target_sets, train_all
-from methods.threads import one_thread
-from streams import local_clock
+from edgert.devices.placement import measure_peak_memory
+from edgert.methods.bolt import policy
+from edgert.methods.bolt.actions import ACTIONS
+from edgert.methods.bolt.data import option_mask, views
+from edgert.methods.bolt.metrics import ece, risk_at, summary
+from edgert.methods.bolt.model import Scorer, parameters
+from edgert.methods.bolt.questions import TYPES
+from edgert.methods.bolt.router import Candidates, Router, apply, fixed_plans, random_plans
+from edgert.methods.bolt.scene import HIGH
+from edgert.methods.bolt.train import STUDENTS, Config, Trained, probs, scores, target_sets, train_all
+from edgert.methods.threads import one_thread
+from edgert.streams import local_clock
 
 SWEEP = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.5)
 
@@ -115,8 +115,8 @@ def peak_memory(model: Scorer) -> float:
 def latencies(trained: Trained, test, router: Router, mem, t0: float, mix: float,
               requests: int) -> dict[str, dict[str, float]]:
     """p50/p99 ms per action of the live node's code path (student bundle in ONNX Runtime)."""
-    from methods.bolt.export import export
-    from methods.bolt.node import Answer
+    from edgert.methods.bolt.export import export
+    from edgert.methods.bolt.node import Answer
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import torch
 
-from export.bundle import Bundle
-from export.onnx_export import export_bundle
-from methods.bolt.data import MAX_ANSWER, tensors
-from methods.bolt.questions import MAX_QUESTION, VOCAB
+from edgert.export.bundle import Bundle
+from edgert.export.onnx_export import export_bundle
+from edgert.methods.bolt.data import MAX_ANSWER, tensors
+from edgert.methods.bolt.questions import MAX_QUESTION, VOCAB
 
-from methods.bolt.scene import BASE, HIGH
-from methods.bolt.train import Config, Trained, target_sets, train
-from methods.cache import cached_checkpoint
-from methods.cache import cached_bundle as shared_cached_bundle
+from edgert.methods.bolt.scene import BASE, HIGH
+from edgert.methods.bolt.train import Config, Trained, target_sets, train
+from edgert.methods.cache import cached_checkpoint
+from edgert.methods.cache import cached_bundle as shared_cached_bundle
 
 ROUTER = "router.json"
 MEMORY = "memory.npz"

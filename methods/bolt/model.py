@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from methods.bolt.questions import INDEX, MAX_QUESTION, VOCAB
+from edgert.methods.bolt.questions import INDEX, MAX_QUESTION, VOCAB
 
 BOS, PAD = INDEX["<bos>"], INDEX["<pad>"]
 SIZES = {"student": 32, "teacher": 112}

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from export.bundle import Bundle
-from methods.bolt import actions as act
-from methods.bolt import policy, request
-from methods.bolt.questions import parse
-from methods.bolt.router import final
-from runtime.backends import open_backend
-from runtime.node import BadChunk, Node, Params, UserPath
-from streams import Chunk, local_clock
+from edgert.export.bundle import Bundle
+from edgert.methods.bolt import actions as act
+from edgert.methods.bolt import policy, request
+from edgert.methods.bolt.questions import parse
+from edgert.methods.bolt.router import final
+from edgert.runtime.backends import open_backend
+from edgert.runtime.node import BadChunk, Node, Params, UserPath
+from edgert.streams import Chunk, local_clock
 
 FIRST_COST = 1.0
 

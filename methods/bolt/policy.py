@@ -11,11 +11,11 @@ import numpy as np
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from methods.bolt import actions as act
-from methods.bolt.data import QASet
-from methods.bolt.model import Scorer
-from methods.bolt.router import Candidates, Router, fit_gains, fit_temperatures
-from methods.bolt.scene import BASE, view
+from edgert.methods.bolt import actions as act
+from edgert.methods.bolt.data import QASet
+from edgert.methods.bolt.model import Scorer
+from edgert.methods.bolt.router import Candidates, Router, fit_gains, fit_temperatures
+from edgert.methods.bolt.scene import BASE, view
 
 # Nominal costs in first passes, as a VLM pays them: high resolution re-encodes 9x the pixels,
 # decomposition answers two to four sub-questions, retrieval adds exemplars to the context.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from methods.bolt.scene import ARROWS, COLORS, LETTERS, PLACES, Frame
+from edgert.methods.bolt.scene import ARROWS, COLORS, LETTERS, PLACES, Frame
 
 NONE = "none of the above"
 TYPES = ("yes/no", "arrows", "colors", "letters", "other")

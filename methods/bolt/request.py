@@ -12,8 +12,8 @@ import json
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from runtime.node import BadChunk
-from streams import Chunk, StreamInfo, local_clock
+from edgert.runtime.node import BadChunk
+from edgert.streams import Chunk, StreamInfo, local_clock
 
 REQUESTS = StreamInfo(name="robot-requests", type="Request", channels=("json",),
                       dtype="string")

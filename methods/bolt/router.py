@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from methods.bolt.actions import ACTIONS, calibrate
+from edgert.methods.bolt.actions import ACTIONS, calibrate
 
 VALUE = 1.0
 

@@ -18,11 +18,11 @@ import torch.nn.functional as F
 from rich.progress import Progress
 from scipy.optimize import minimize_scalar
 
-from methods.bolt import policy
-from methods.bolt.data import BROAD, TARGET, QASet, generate, split, views
-from methods.bolt.model import PAD, Scorer, build
-from methods.cache import CHECKPOINT
-from methods.threads import one_thread
+from edgert.methods.bolt import policy
+from edgert.methods.bolt.data import BROAD, TARGET, QASet, generate, split, views
+from edgert.methods.bolt.model import PAD, Scorer, build
+from edgert.methods.cache import CHECKPOINT
+from edgert.methods.threads import one_thread
 
 TAU_KD = 2.0
 CE_WEIGHT = 0.1

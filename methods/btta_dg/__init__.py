@@ -6,10 +6,10 @@ trial without gradients. The "pretrained" decoder is a small model trained here 
 users (synth.py); data.py reads real recordings (bci-essentials XDF, BCI IV 2a GDF, PhysioNet
 EDF) for training on real data.
 """
-from methods.base import Method, lazy
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="btta_dg", kind="stream", train=lazy("methods.btta_dg.train:train"),
-                export=lazy("methods.btta_dg.export:export"),
-                evaluate=lazy("methods.btta_dg.evaluate:evaluate"), pipeline="bci",
-                demos={"bci": lazy("methods.btta_dg.demo:bci")},
-                sources=lazy("methods.btta_dg.demo:sources"))
+METHOD = Method(name="btta_dg", kind="stream", train=lazy("edgert.methods.btta_dg.train:train"),
+                export=lazy("edgert.methods.btta_dg.export:export"),
+                evaluate=lazy("edgert.methods.btta_dg.evaluate:evaluate"), pipeline="bci",
+                demos={"bci": lazy("edgert.methods.btta_dg.demo:bci")},
+                sources=lazy("edgert.methods.btta_dg.demo:sources"))

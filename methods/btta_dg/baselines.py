@@ -17,8 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from methods.btta_dg.align import IncrementalAlignment
-from methods.btta_dg.model import SincAdaptNet
+from edgert.methods.btta_dg.align import IncrementalAlignment
+from edgert.methods.btta_dg.model import SincAdaptNet
 
 
 def _norms(model: nn.Module) -> list[nn.BatchNorm2d]:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.btta_dg import dirichlet
-from methods.btta_dg.gmm import OnlineGMM
+from edgert.methods.btta_dg import dirichlet
+from edgert.methods.btta_dg.gmm import OnlineGMM
 
 
 def write_json(path: Path, payload: dict) -> None:

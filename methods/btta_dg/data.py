@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from scipy import signal
 
-from streams.xdf_read import read_xdf
+from edgert.streams.xdf_read import read_xdf
 
 
 @dataclass

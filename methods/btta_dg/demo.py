@@ -13,17 +13,17 @@ import uuid
 
 import numpy as np
 
-import pipelines
-from methods.btta_dg import synth
-from methods.btta_dg.export import cached_bundle
-from methods.btta_dg.train import EPOCH
-from runtime.demo import Client, run_demo
-from runtime.pipeline import Pipeline
-from streams import StreamInfo
-from streams.replay import Replay
-from streams.replay_process import ReplayProcess
-from streams.xdf_read import Recording
-from streams.zmq_link import Subscriber, free_endpoint
+from edgert import pipelines
+from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.export import cached_bundle
+from edgert.methods.btta_dg.train import EPOCH
+from edgert.runtime.demo import Client, run_demo
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import StreamInfo
+from edgert.streams.replay import Replay
+from edgert.streams.replay_process import ReplayProcess
+from edgert.streams.xdf_read import Recording
+from edgert.streams.zmq_link import Subscriber, free_endpoint
 
 REST_S = 1.5
 USER = 101  # a subject seed no training run uses

@@ -20,13 +20,13 @@ import torch
 from pydantic import BaseModel
 from rich.progress import Progress
 
-from methods.btta_dg import synth
-from methods.cache import recordings_folder
-from methods.btta_dg.align import IncrementalAlignment, align_offline
-from methods.btta_dg.baselines import BNAdapt, Tent, TTime
-from methods.btta_dg.bayes import BayesianAdapter
-from methods.btta_dg.data import read_bciess_mi
-from methods.btta_dg.train import EPOCH, Trained, epoch, population, predict, train_source
+from edgert.methods.btta_dg import synth
+from edgert.methods.cache import recordings_folder
+from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline
+from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
+from edgert.methods.btta_dg.bayes import BayesianAdapter
+from edgert.methods.btta_dg.data import read_bciess_mi
+from edgert.methods.btta_dg.train import EPOCH, Trained, epoch, population, predict, train_source
 
 VARIANTS = ("btta_dg", "no_adaptation", "euclidean_alignment", "bn_adapt", "tent", "t_time",
             "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import torch
 
-from export.bundle import Bundle
-from export.onnx_export import export_bundle
-from methods.btta_dg import synth
-from methods.cache import cached_checkpoint
-from methods.cache import cached_bundle as shared_cached_bundle
-from methods.btta_dg.model import bake
-from methods.btta_dg.train import EPOCH, Trained, epoch, train
+from edgert.export.bundle import Bundle
+from edgert.export.onnx_export import export_bundle
+from edgert.methods.btta_dg import synth
+from edgert.methods.cache import cached_checkpoint
+from edgert.methods.cache import cached_bundle as shared_cached_bundle
+from edgert.methods.btta_dg.model import bake
+from edgert.methods.btta_dg.train import EPOCH, Trained, epoch, train
 
 BANDPASS_HZ = (4.0, 40.0)
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from export.bundle import Bundle
-from methods.btta_dg.align import IncrementalAlignment
-from methods.btta_dg.bayes import BayesianAdapter, SourceStats, write_json
-from runtime.node import Node, Params, UserPath
-from streams import Chunk
+from edgert.export.bundle import Bundle
+from edgert.methods.btta_dg.align import IncrementalAlignment
+from edgert.methods.btta_dg.bayes import BayesianAdapter, SourceStats, write_json
+from edgert.runtime.node import Node, Params, UserPath
+from edgert.streams import Chunk
 
 
 class EuclideanAlign(Node):

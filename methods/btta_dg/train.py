@@ -15,11 +15,11 @@ import torch
 from rich.progress import Progress
 from torch import nn
 
-from methods.btta_dg import synth
-from methods.btta_dg.align import align_offline
-from methods.cache import CHECKPOINT, cache_folder
-from methods.btta_dg.bayes import SourceStats, source_stats
-from methods.btta_dg.model import SincAdaptNet
+from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.align import align_offline
+from edgert.methods.cache import CHECKPOINT, cache_folder
+from edgert.methods.btta_dg.bayes import SourceStats, source_stats
+from edgert.methods.btta_dg.model import SincAdaptNet
 
 
 

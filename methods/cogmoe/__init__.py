@@ -6,10 +6,10 @@ feed-forward blocks are three experts under a gate that sees the quality, traine
 CORTEX loss (train.py) on simulated drives (simulate.py). The "pretrained" model is trained
 here; data.py reads CL-Drive and ADABase in their own layouts.
 """
-from methods.base import Method, lazy
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="cogmoe", kind="stream", train=lazy("methods.cogmoe.train:train"),
-                export=lazy("methods.cogmoe.export:export"),
-                evaluate=lazy("methods.cogmoe.evaluate:evaluate"), pipeline="car",
-                demos={"car": lazy("methods.cogmoe.demo:car")},
-                sources=lazy("methods.cogmoe.demo:sources"))
+METHOD = Method(name="cogmoe", kind="stream", train=lazy("edgert.methods.cogmoe.train:train"),
+                export=lazy("edgert.methods.cogmoe.export:export"),
+                evaluate=lazy("edgert.methods.cogmoe.evaluate:evaluate"), pipeline="car",
+                demos={"car": lazy("edgert.methods.cogmoe.demo:car")},
+                sources=lazy("edgert.methods.cogmoe.demo:sources"))

@@ -16,18 +16,18 @@ from pathlib import Path
 
 import numpy as np
 
-import pipelines
-from methods.cache import cache_folder
-from methods.cogmoe.export import OUTPUTS, cached_bundle
-from methods.cogmoe.features import CHUNK, WINDOW_S
-from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, simulate
-from runtime.demo import Client, run_demo
-from runtime.pipeline import Pipeline
-from streams import StreamInfo
-from streams.replay import Replay
-from streams.replay_process import ReplayProcess
-from streams.xdf_read import Recording
-from streams.zmq_link import free_endpoint
+from edgert import pipelines
+from edgert.methods.cache import cache_folder
+from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
+from edgert.methods.cogmoe.features import CHUNK, WINDOW_S
+from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, simulate
+from edgert.runtime.demo import Client, run_demo
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import StreamInfo
+from edgert.streams.replay import Replay
+from edgert.streams.replay_process import ReplayProcess
+from edgert.streams.xdf_read import Recording
+from edgert.streams.zmq_link import free_endpoint
 
 TYPES = {"eeg": "EEG", "ecg": "ECG", "eda": "EDA", "gaze": "Gaze"}
 USER = 201

@@ -18,11 +18,11 @@ from scipy import stats
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import accuracy_score, f1_score
 
-from methods.cogmoe import features as feats
-from methods.cogmoe.model import EXPERTS
-from methods.cogmoe.physio import physio_checks
-from methods.cogmoe.simulate import LEVELS, MODALITIES
-from methods.cogmoe.train import (TRAIN_HOP_S, Dataset, dataset, fit_alone, in_parallel,
+from edgert.methods.cogmoe import features as feats
+from edgert.methods.cogmoe.model import EXPERTS
+from edgert.methods.cogmoe.physio import physio_checks
+from edgert.methods.cogmoe.simulate import LEVELS, MODALITIES
+from edgert.methods.cogmoe.train import (TRAIN_HOP_S, Dataset, dataset, fit_alone, in_parallel,
                                   predict)
 
 VARIANTS = ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees")

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from export.bundle import Bundle
-from export.onnx_export import export_bundle
-from methods.cache import cached_checkpoint
-from methods.cache import cached_bundle as shared_cached_bundle
-from methods.cogmoe import features as feats
-from methods.cogmoe.model import EXPERTS
-from methods.cogmoe.simulate import MODALITIES, degrade, simulate
-from methods.cogmoe.train import LABELS, Trained, train
+from edgert.export.bundle import Bundle
+from edgert.export.onnx_export import export_bundle
+from edgert.methods.cache import cached_checkpoint
+from edgert.methods.cache import cached_bundle as shared_cached_bundle
+from edgert.methods.cogmoe import features as feats
+from edgert.methods.cogmoe.model import EXPERTS
+from edgert.methods.cogmoe.simulate import MODALITIES, degrade, simulate
+from edgert.methods.cogmoe.train import LABELS, Trained, train
 
 OUTPUTS = LABELS + tuple(f"gate_{e}" for e in EXPERTS) + tuple(
     f"gate_{m}_{e}" for m in MODALITIES for e in EXPERTS)

@@ -6,10 +6,10 @@ from concurrent.futures import Executor
 
 import numpy as np
 
-from methods.cogmoe.quality import indices, relative
-from methods.cogmoe.recovery import (FREQS, GRID_HZ, POOL, Recovered, flat_runs, recover,
+from edgert.methods.cogmoe.quality import indices, relative
+from edgert.methods.cogmoe.recovery import (FREQS, GRID_HZ, POOL, Recovered, flat_runs, recover,
                                      unstair)
-from methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
+from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 
 REFERENCE = "eeg"
 WINDOW_S = 10.0

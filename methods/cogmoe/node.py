@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from methods.cogmoe.features import ALIGNED_CHANNELS, FEATURES, QUALITY, window_input
-from methods.cogmoe.simulate import MODALITIES
-from runtime.node import Node, Params
-from streams import Chunk, StreamInfo
+from edgert.methods.cogmoe.features import ALIGNED_CHANNELS, FEATURES, QUALITY, window_input
+from edgert.methods.cogmoe.simulate import MODALITIES
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk, StreamInfo
 
 TOKEN_FEATURES = tuple(f"band{i}" for i in range(FEATURES - 2)) + (
     "level", "masked", "q_snr", "q_present", "q_autocorr", "rel_snr", "rel_present",

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 from scipy import signal, stats
 
-from methods.cache import recordings_folder
-from methods.cogmoe.quality import indices
-from methods.cogmoe.recovery import recover, to_grid
+from edgert.methods.cache import recordings_folder
+from edgert.methods.cogmoe.quality import indices
+from edgert.methods.cogmoe.recovery import recover, to_grid
 
 RATE = 256.0  # each recording is resampled to the aligned stream rate of the live pipeline
 WINDOW_S = 10.0

@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft, signal
 
-from methods.cogmoe.recovery import flat_runs
+from edgert.methods.cogmoe.recovery import flat_runs
 
 BANDS_HZ = {"eeg": (1.0, 30.0), "ecg": (0.5, 40.0), "eda": (0.0, 1.5), "gaze": (0.0, 4.0)}
 

@@ -21,13 +21,13 @@ import torch
 from rich.progress import Progress
 from torch import nn
 
-from methods.cache import CHECKPOINT, cache_folder
-from methods.cogmoe import features as feats
-from methods.cogmoe.model import EXPERTS, build
-from methods.cogmoe.recovery import to_grid
-from methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
-from methods.threads import one_thread
-from runtime.batch import spawn_pool
+from edgert.methods.cache import CHECKPOINT, cache_folder
+from edgert.methods.cogmoe import features as feats
+from edgert.methods.cogmoe.model import EXPERTS, build
+from edgert.methods.cogmoe.recovery import to_grid
+from edgert.methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
+from edgert.methods.threads import one_thread
+from edgert.runtime.batch import spawn_pool
 
 LABELS = ("low_load", "high_load")
 # Training windows overlap by half (test windows never do): twice the windows from the same

@@ -2,7 +2,9 @@
 similarity Q = Z^T Z (linear and non-negative codes), against gradient descent on activities,
 with identifiability of tunings and modular vs mixed codes as source geometry changes (a batch
 job)."""
-from methods.base import Method
-from methods.convex_coding.job import Config, grid, run
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="convex_coding", kind="batch", run=run, grid=grid, config=Config)
+JOB = "edgert.methods.convex_coding.job"
+METHOD = Method(name="convex_coding", kind="batch", run=lazy(f"{JOB}:run"),
+                grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"),
+                extra="batch", requires=("cvxpy",))

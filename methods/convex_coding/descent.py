@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from methods.threads import one_thread
+from edgert.methods.threads import one_thread
 
 
 def descend(x: np.ndarray, gamma: float, energy: float, units: int, nonneg: bool,

@@ -27,15 +27,15 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
-from methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
-from methods.convex_coding.descent import descend
-from methods.convex_coding.factor import (eig_factor, fewest_units, numerical_rank, symnmf,
+from edgert.methods.convex_coding.data import box, range_kept, range_lost, tuning_directions
+from edgert.methods.convex_coding.descent import descend
+from edgert.methods.convex_coding.factor import (eig_factor, fewest_units, numerical_rank, symnmf,
                                           tightness)
-from methods.convex_coding.measures import matched_correlation, modularity
-from methods.convex_coding.plot import figure
-from methods.convex_coding.problem import (SOLVERS, linear_closed_form, objective,
+from edgert.methods.convex_coding.measures import matched_correlation, modularity
+from edgert.methods.convex_coding.plot import figure
+from edgert.methods.convex_coding.problem import (SOLVERS, linear_closed_form, objective,
                                            solve_affine, solve_free)
-from methods.threads import one_thread
+from edgert.methods.threads import one_thread
 
 
 class Config(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from methods.convex_coding.problem import centred
+from edgert.methods.convex_coding.problem import centred
 
 
 def modularity(z: np.ndarray, x: np.ndarray) -> float:

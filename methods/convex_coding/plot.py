@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.convex_coding.measures import matched_correlation
+from edgert.methods.convex_coding.measures import matched_correlation
 
 
 def figure(runs: dict[str, list[float]], rows: list[dict], examples: dict, path: Path) -> None:

@@ -1,6 +1,7 @@
 """imagebeagle: finding preferred AND anti-preferred stimuli of a unit with few queries, by
 walking a k-nearest-neighbour graph of real photo patches (a batch job)."""
-from methods.base import Method
-from methods.imagebeagle.job import Config, grid, run
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="imagebeagle", kind="batch", run=run, grid=grid, config=Config)
+JOB = "edgert.methods.imagebeagle.job"
+METHOD = Method(name="imagebeagle", kind="batch", run=lazy(f"{JOB}:run"),
+                grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"))

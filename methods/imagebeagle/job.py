@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from methods.imagebeagle.data import patches
-from methods.imagebeagle.model import Units, embed, make_units
-from methods.imagebeagle.search import Counter, beam, knn_graph, random_search
+from edgert.methods.imagebeagle.data import patches
+from edgert.methods.imagebeagle.model import Units, embed, make_units
+from edgert.methods.imagebeagle.search import Counter, beam, knn_graph, random_search
 
 
 class Config(BaseModel):

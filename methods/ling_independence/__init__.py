@@ -1,6 +1,8 @@
 """ling_independence: an independence test for linear non-Gaussian data (conditional mean and
 variance, both directions, permutation null) against HSIC and KCI, and inside PC (a batch job)."""
-from methods.base import Method
-from methods.ling_independence.job import Config, grid, run
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="ling_independence", kind="batch", run=run, grid=grid, config=Config)
+JOB = "edgert.methods.ling_independence.job"
+METHOD = Method(name="ling_independence", kind="batch", run=lazy(f"{JOB}:run"),
+                grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"),
+                extra="batch", requires=("hyppo", "causallearn"))

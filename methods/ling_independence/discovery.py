@@ -11,7 +11,7 @@ from causallearn.search.ConstraintBased.PC import pc
 from causallearn.utils.DAG2CPDAG import dag2cpdag
 from causallearn.utils.cit import register_ci_test
 
-from methods.ling_independence.ling import LingCIT
+from edgert.methods.ling_independence.ling import LingCIT
 
 register_ci_test("ling", LingCIT)
 

@@ -17,11 +17,11 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
-from methods.ling_independence.baselines import hsic_pvalue, kci_pvalue
-from methods.ling_independence.data import NOISES, Noise, pair, random_dag, sample_sem
-from methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
-from methods.ling_independence.ling import MEAN_PARTS, combined_pvalue, parts, permutations
-from methods.threads import one_thread
+from edgert.methods.ling_independence.baselines import hsic_pvalue, kci_pvalue
+from edgert.methods.ling_independence.data import NOISES, Noise, pair, random_dag, sample_sem
+from edgert.methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
+from edgert.methods.ling_independence.ling import MEAN_PARTS, combined_pvalue, parts, permutations
+from edgert.methods.threads import one_thread
 
 TESTS = ("ling", "ling_mean", "hsic", "kci")
 PC_TESTS = ("ling", "kci", "fisherz")

@@ -1,6 +1,7 @@
 """lore: Low-Rank Ordinal Embedding, learning a perceptual space AND its dimension from noisy
 "i is closer to j than to k" triplets (a batch job)."""
-from methods.base import Method
-from methods.lore.job import Config, grid, run
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="lore", kind="batch", run=run, grid=grid, config=Config)
+JOB = "edgert.methods.lore.job"
+METHOD = Method(name="lore", kind="batch", run=lazy(f"{JOB}:run"),
+                grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"))

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from methods.lore.embed import Fit, gradient, irsvt, losses_per_triplet
-from methods.threads import one_thread
+from edgert.methods.lore.embed import Fit, gradient, irsvt, losses_per_triplet
+from edgert.methods.threads import one_thread
 
 
 @dataclass

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
-from methods.lore.data import Noise, ask, budget, space
-from methods.lore.embed import accuracy, gram_of, rank
-from methods.lore.fit import Settings, fit
-from methods.lore.peer import cblearn_embeddings
+from edgert.methods.lore.data import Noise, ask, budget, space
+from edgert.methods.lore.embed import accuracy, gram_of, rank
+from edgert.methods.lore.fit import Settings, fit
+from edgert.methods.lore.peer import cblearn_embeddings
 
 BASELINES = ("soe_true", "soe_large", "tste_true", "tste_large")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.cache import cache_folder
+from edgert.methods.cache import cache_folder
 
 HERE = Path(__file__).resolve().parent
 log = logging.getLogger(__name__)

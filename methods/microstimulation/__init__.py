@@ -1,7 +1,8 @@
 """microstimulation: model-guided microstimulation of a topographic network's category
 patches, with sites mapped onto a second, independently trained network that stands in for
 the animal (a batch job)."""
-from methods.base import Method
-from methods.microstimulation.job import Config, grid, run
+from edgert.methods.base import Method, lazy
 
-METHOD = Method(name="microstimulation", kind="batch", run=run, grid=grid, config=Config)
+JOB = "edgert.methods.microstimulation.job"
+METHOD = Method(name="microstimulation", kind="batch", run=lazy(f"{JOB}:run"),
+                grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"))

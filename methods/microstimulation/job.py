@@ -29,10 +29,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import pearsonr
 
-from methods.microstimulation import figures
-from methods.microstimulation.data import CLASSES, digits
-from methods.microstimulation.stimulate import choices, readout, shift, stimulate
-from methods.microstimulation.topography import (
+from edgert.methods.microstimulation import figures
+from edgert.methods.microstimulation.data import CLASSES, digits
+from edgert.methods.microstimulation.stimulate import choices, readout, shift, stimulate
+from edgert.methods.microstimulation.topography import (
     match_sites,
     neighbour_pairs,
     patch_centres,
@@ -41,8 +41,8 @@ from methods.microstimulation.topography import (
     smoothed,
     smoothness,
 )
-from methods.microstimulation.train import fit, sheet_activity
-from methods.threads import one_thread
+from edgert.methods.microstimulation.train import fit, sheet_activity
+from edgert.methods.threads import one_thread
 
 
 class Config(BaseModel):

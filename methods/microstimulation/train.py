@@ -5,8 +5,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from methods.microstimulation.data import augment
-from methods.microstimulation.model import SpatialLoss, TopoNet
+from edgert.methods.microstimulation.data import augment
+from edgert.methods.microstimulation.model import SpatialLoss, TopoNet
 
 
 def fit(x: torch.Tensor, y: torch.Tensor, seed: int, side: int, width: int, epochs: int,

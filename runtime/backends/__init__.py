@@ -1,4 +1,4 @@
 """Backends run a bundle: `run(dict[str, ndarray]) -> dict[str, ndarray]`, whatever the engine."""
-from runtime.backends.base import Backend, InputMismatch, open_backend
+from edgert.runtime.backends.base import Backend, InputMismatch, open_backend
 
 __all__ = ["Backend", "InputMismatch", "open_backend"]

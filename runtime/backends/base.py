@@ -5,8 +5,8 @@ import logging
 
 import numpy as np
 
-from export.bundle import Bundle, TensorSpec
-from runtime.node import BadChunk
+from edgert.export.bundle import Bundle, TensorSpec
+from edgert.runtime.node import BadChunk
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +80,13 @@ def open_backend(bundle: Bundle | str, kind: str = "ort-cpu", variant: str = "fp
     if kind not in BACKENDS:
         raise ValueError(f"unknown backend {kind!r}; choose from {', '.join(BACKENDS)}")
     if kind.startswith("ort"):
-        from runtime.backends.ort import OrtBackend
+        from edgert.runtime.backends.ort import OrtBackend
         backend: Backend = OrtBackend(bundle, variant, kind, threads)
     elif kind.startswith("torch"):
-        from runtime.backends.torch_backend import TorchBackend
+        from edgert.runtime.backends.torch_backend import TorchBackend
         backend = TorchBackend(bundle, "cuda" if kind == "torch-cuda" else "cpu", threads)
     else:
-        from runtime.backends.trt import TensorRTBackend
+        from edgert.runtime.backends.trt import TensorRTBackend
         backend = TensorRTBackend(bundle, variant)
     if warmup:
         backend.warmup(warmup)

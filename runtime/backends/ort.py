@@ -8,8 +8,8 @@ from importlib.metadata import distributions
 import numpy as np
 import onnxruntime as ort
 
-from export.bundle import Bundle
-from runtime.backends.base import Backend
+from edgert.export.bundle import Bundle
+from edgert.runtime.backends.base import Backend
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def session_options(threads: int | None) -> ort.SessionOptions:
 def provider_list(kind: str, bundle: Bundle) -> list:
     providers: list = list(PROVIDERS[kind])
     if kind == "ort-trt":
-        from export.tensorrt import ort_tensorrt_options
+        from edgert.export.tensorrt import ort_tensorrt_options
         providers[0] = (providers[0], ort_tensorrt_options(bundle))
     return providers
 

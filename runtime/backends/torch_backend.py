@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from export.bundle import Bundle, BundleError
-from export.torch_file import load
-from runtime.backends.base import Backend
+from edgert.export.bundle import Bundle, BundleError
+from edgert.export.torch_file import load
+from edgert.runtime.backends.base import Backend
 
 
 def load_module(bundle: Bundle) -> torch.nn.Module:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from export.bundle import Bundle
-from runtime.backends.base import Backend
+from edgert.export.bundle import Bundle
+from edgert.runtime.backends.base import Backend
 
 
 class TensorRTBackend(Backend):
@@ -17,7 +17,7 @@ class TensorRTBackend(Backend):
         super().__init__(bundle, variant)
         import torch
 
-        from export.tensorrt import engine_for, import_tensorrt
+        from edgert.export.tensorrt import engine_for, import_tensorrt
 
         trt = import_tensorrt()
         if not torch.cuda.is_available():

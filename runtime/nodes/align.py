@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from runtime.node import Node, Params
-from runtime.tracer import Latency
-from streams import Chunk, StreamInfo, local_clock
+from edgert.runtime.node import Node, Params
+from edgert.runtime.tracer import Latency
+from edgert.streams import Chunk, StreamInfo, local_clock
 
 
 class Align(Node):

@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 from pydantic import Field
 
-from runtime.node import Node, Params
-from streams import Chunk
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk
 
 
 class Epoch(Node):

@@ -7,8 +7,8 @@ import numpy as np
 from pydantic import Field, model_validator
 from scipy import signal
 
-from runtime.node import Node, Params
-from streams import Chunk
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk
 
 
 class Filter(Node):

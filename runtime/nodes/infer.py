@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from devices.placement import check_placement, measure_peak_memory
-from devices.profile import load_profile
-from export.bundle import Bundle
-from runtime.backends import Backend, open_backend
-from runtime.node import Node, Params, UserPath
-from streams import Chunk, StreamInfo
+from edgert.devices.placement import check_placement, measure_peak_memory
+from edgert.devices.profile import load_profile
+from edgert.export.bundle import Bundle
+from edgert.runtime.backends import Backend, open_backend
+from edgert.runtime.node import Node, Params, UserPath
+from edgert.streams import Chunk, StreamInfo
 
 log = logging.getLogger(__name__)
 

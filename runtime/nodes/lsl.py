@@ -5,9 +5,9 @@ from dataclasses import replace
 
 from pydantic import Field
 
-from runtime.node import Node, Params, Source
-from streams import Chunk, StreamInfo
-from streams.lsl import Inlet, Outlet
+from edgert.runtime.node import Node, Params, Source
+from edgert.streams import Chunk, StreamInfo
+from edgert.streams.lsl import Inlet, Outlet
 
 
 class LSLInlet(Source):

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from runtime.node import Node, Params
-from streams import Chunk
-from streams.xdf_write import XdfWriter
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk
+from edgert.streams.xdf_write import XdfWriter
 
 OFFSET_INTERVAL = 5.0
 

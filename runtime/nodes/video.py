@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from runtime.node import Params, Source
-from streams import Chunk
-from streams.video import VideoSource
+from edgert.runtime.node import Params, Source
+from edgert.streams import Chunk
+from edgert.streams.video import VideoSource
 
 
 class Video(Source):

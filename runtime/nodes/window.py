@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from runtime.node import Node, Params
-from streams import Chunk
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk
 
 
 class Window(Node):

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from runtime.node import Node, Params, Source
-from streams import Chunk
-from streams.zmq_link import (Answerer, Publisher, Puller, Pusher, Replier, Server,
+from edgert.runtime.node import Node, Params, Source
+from edgert.streams import Chunk
+from edgert.streams.zmq_link import (Answerer, Publisher, Puller, Pusher, Replier, Server,
                               Subscriber)
 
 

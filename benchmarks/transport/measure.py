@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.bench.common import summarize, thin
+from edgert.benchmarks.common import summarize, thin
 
 
 @dataclass

@@ -33,7 +33,7 @@ PACKAGES = ("edgert", "numpy", "onnxruntime", "onnxruntime-gpu", "torch", "pylsl
 
 def machine() -> dict:
     """What the figures were measured on."""
-    from devices.detect import detect
+    from edgert.devices.detect import detect
 
     versions = {}
     for name in PACKAGES:
@@ -55,15 +55,15 @@ def run_suite(name: str, quick: bool, out_dir: Path, progress: Progress | None,
               bundles: list[Path] | None = None) -> dict:
     """One suite's results, or {"skipped": why} when it cannot run here."""
     if name == "transport":
-        from runtime.bench.transport import run_transport
+        from edgert.benchmarks.transport import run_transport
         return headline(run_transport(quick, out_dir, progress=progress))
     if name == "inference":
-        from runtime.bench.inference import run_inference
+        from edgert.benchmarks.inference import run_inference
         return run_inference(quick, out_dir, progress, bundles=bundles)
     if name == "pipelines":
-        from runtime.bench.pipelines import run_pipelines
+        from edgert.benchmarks.pipelines import run_pipelines
         return run_pipelines(quick, out_dir, progress)
-    from runtime.bench.scenarios import run_scenarios
+    from edgert.benchmarks.scenarios import run_scenarios
     return run_scenarios(quick, out_dir, progress)
 
 
@@ -102,7 +102,7 @@ def run_bench(suites: list[str], quick: bool, out_dir: Path,
                 results["failed"].append(name)
             results["wall_s"][name] = round(time.monotonic() - t0, 1)
             write_json(out_dir / "results.json", results)
-    from runtime.bench.report import write_report
+    from edgert.benchmarks.report import write_report
 
     write_report(results, out_dir)
     return results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runtime.bench import plots
+from edgert.benchmarks import plots
 
 
 def num(value, digits: int = 3) -> str:

@@ -10,8 +10,8 @@ import time
 import numpy as np
 import zmq
 
-from streams import local_clock, wire
-from streams.lsl import Inlet
+from edgert.streams import local_clock, wire
+from edgert.streams.lsl import Inlet
 
 
 class LslReceiver:

@@ -12,8 +12,8 @@ import time
 import numpy as np
 from pydantic import Field
 
-from runtime.node import Node, Params, Source
-from streams import Chunk, StreamInfo, local_clock
+from edgert.runtime.node import Node, Params, Source
+from edgert.streams import Chunk, StreamInfo, local_clock
 
 
 class Feed(Source):

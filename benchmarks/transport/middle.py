@@ -19,10 +19,10 @@ from pathlib import Path
 import psutil
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
-LSL_CONFIG = ROOT / "lsl_api.cfg"
-PEER_SCRIPTS = ROOT / "benchmarks" / "peers"
-PEERS_DIR = ROOT / "benchmarks" / ".peers"
+BENCHMARKS = Path(__file__).resolve().parents[1]
+LSL_CONFIG = BENCHMARKS.parent / "lsl_api.cfg"
+PEER_SCRIPTS = BENCHMARKS / "peers"
+PEERS_DIR = BENCHMARKS / ".peers"
 SETUP = "bash benchmarks/setup_peers.sh"
 # Timeflux polls its graph at this rate; 1 ms matches MNE-LSL's default acquisition delay.
 TIMEFLUX_RATE_HZ = 1000

@@ -12,12 +12,12 @@ from typing import Literal
 
 import numpy as np
 
-from devices.placement import check_placement, measure_peak_memory
-from devices.profile import load_profile
-from devices.telemetry import Sampler
-from export import parity
-from export.bundle import Bundle, Manifest
-from runtime.backends import Backend, open_backend
+from edgert.devices.placement import check_placement, measure_peak_memory
+from edgert.devices.profile import load_profile
+from edgert.devices.telemetry import Sampler
+from edgert.export import parity
+from edgert.export.bundle import Bundle, Manifest
+from edgert.runtime.backends import Backend, open_backend
 
 log = logging.getLogger(__name__)
 

@@ -20,17 +20,17 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import pipelines
-from devices.telemetry import Sampler
-from runtime import spec as specs
-from runtime.bench.common import Steps, median_over
-from runtime.methods import for_pipeline
-from runtime.demo import CHANNELS, RATE, simulated_eeg
-from runtime.node import Source
-from runtime.registry import node_class
-from runtime.spec import PipelineError
-from streams import StreamInfo
-from streams.replay import Replay
+from edgert import pipelines
+from edgert.devices.telemetry import Sampler
+from edgert.runtime import spec as specs
+from edgert.benchmarks.common import Steps, median_over
+from edgert.runtime.methods import for_pipeline
+from edgert.runtime.demo import CHANNELS, RATE, simulated_eeg
+from edgert.runtime.node import Source
+from edgert.runtime.registry import node_class
+from edgert.runtime.spec import PipelineError
+from edgert.streams import StreamInfo
+from edgert.streams.replay import Replay
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def is_source(ref: str) -> bool:
 
 def edgert_run(path: Path, overrides: list[str], report: Path, log: Path) -> subprocess.Popen:
     """`edgert run` in its own process (this interpreter, so the pid is the pipeline's)."""
-    command = [sys.executable, "-c", "from runtime.cli import app; app()", "run", str(path),
+    command = [sys.executable, "-c", "from edgert.runtime.cli import app; app()", "run", str(path),
                "--report", str(report), "--quiet"]
     for item in overrides:
         command += ["--set", item]

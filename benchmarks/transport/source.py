@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streams import StreamInfo
-from streams.replay import Replay
-from streams.zmq_link import Publisher
+from edgert.streams import StreamInfo
+from edgert.streams.replay import Replay
+from edgert.streams.zmq_link import Publisher
 
 # Longer than any run; the parent kills the amplifier when it has measured enough.
 LIFETIME_S = 120.0

@@ -10,7 +10,7 @@ from tempfile import TemporaryDirectory
 import numpy as np
 from rich.progress import Progress
 
-from export.bundle import Bundle, BundleError
+from edgert.export.bundle import Bundle, BundleError
 
 KEEP = 5000  # samples and over_time points kept per result: enough for a CDF, small JSON
 
@@ -79,7 +79,7 @@ class Steps:
 def reference_bundle(out_dir: Path) -> Path:
     """The reference bundle (fp32, fp16, int8) under out_dir/bundles, exported once per folder
     so suites that share a folder share the bundle."""
-    from export.reference import export_reference
+    from edgert.export.reference import export_reference
 
     path = Path(out_dir) / "bundles" / "reference"
     try:

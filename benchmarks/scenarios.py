@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from export.reference import CHANNELS, RATE, synthetic_eeg
-from runtime.bench.common import Steps, median_over, reference_in, summarize, thin
-from runtime.bench.feed import query_info
-from runtime.pipeline import Pipeline
-from runtime.spec import PipelineSpec
+from edgert.export.reference import CHANNELS, RATE, synthetic_eeg
+from edgert.benchmarks.common import Steps, median_over, reference_in, summarize, thin
+from edgert.benchmarks.feed import query_info
+from edgert.runtime.pipeline import Pipeline
+from edgert.runtime.spec import PipelineSpec
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,10 @@ class Load:
                 "seconds": self.cfg.seconds}
         return PipelineSpec.model_validate({
             "name": f"scenario-{policy}",
-            "nodes": [{"name": "feed", "node": "runtime.bench.feed:Feed", "params": feed},
+            "nodes": [{"name": "feed", "node": "edgert.benchmarks.feed:Feed", "params": feed},
                       {"name": "infer", "node": "infer",
                        "params": {"bundle": str(self.bundle), "backend": "ort-cpu"}},
-                      {"name": "sink", "node": "runtime.bench.feed:Record"}],
+                      {"name": "sink", "node": "edgert.benchmarks.feed:Record"}],
             "edges": [{"from": "feed", "to": "infer", "policy": policy,
                        "capacity": 1 if policy == "latest" else 64},
                       {"from": "infer", "to": "sink"}]})

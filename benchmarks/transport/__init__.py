@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from runtime.bench.common import Steps, median_over
-from runtime.bench.transport.measure import (Units, added, figures, lsl_units,
+from edgert.benchmarks.common import Steps, median_over
+from edgert.benchmarks.transport.measure import (Units, added, figures, lsl_units,
                                               window_units, zmq_units)
-from runtime.bench.transport.middle import (LSL_CONFIG, PEERS_DIR, TIMEFLUX_RATE_HZ, Middle,
+from edgert.benchmarks.transport.middle import (LSL_CONFIG, PEERS_DIR, TIMEFLUX_RATE_HZ, Middle,
                                             peer_problem, start_middle)
-from runtime.bench.transport.receive import LslReceiver, ZmqReceiver, collect, wait_first
-from runtime.bench.transport.source import Source, start_source
-from streams import local_clock
+from edgert.benchmarks.transport.receive import LslReceiver, ZmqReceiver, collect, wait_first
+from edgert.benchmarks.transport.source import Source, start_source
+from edgert.streams import local_clock
 
 VARIANTS = ("raw_pylsl", "edgert", "timeflux", "mne_lsl", "raw_pyzmq", "edgert_zmq")
 EXTRA_VARIANTS = ("pylsl_relay", "edgert_no_clocksync", "edgert_filter_window")
