@@ -30,7 +30,7 @@ def save_torch(module: torch.nn.Module, examples: dict[str, torch.Tensor], dynam
         check(load(folder / PT2), PT2)
         return PT2
     except Exception as e:  # torch.export fails in many ways; every one means: fall back
-        log.warning("torch.export could not capture the module (%s: %s); saving TorchScript "
+        log.info("torch.export could not capture the module (%s: %s); saving TorchScript "
                     "%s instead", type(e).__name__, str(e).strip().split("\n")[0], TORCHSCRIPT)
         (folder / PT2).unlink(missing_ok=True)
     with torch.no_grad(), warnings.catch_warnings():  # deprecated, but the only fallback left

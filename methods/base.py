@@ -27,8 +27,10 @@ def lazy(ref: str) -> Callable[..., Any]:
 @dataclass(frozen=True)
 class Method:
     """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
-    Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}};
-    `demos` maps a demo name to `fn(duration, run) -> report`; `pipeline` names the
+    Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}},
+    and `figures(result, out)` draws that result beside `out` -> the paths written;
+    `demos` maps a demo name to `fn(duration, run) -> report`, `run(pipeline, duration)`
+    showing the started pipeline; `pipeline` names the
     default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods);
     `sources(name, seconds)` -> (feeds, `--set` overrides) simulates that pipeline's
     inputs for `edgert bench`: each feed (a Replay of streams named from `name`, or a client
@@ -42,6 +44,7 @@ class Method:
     train: Callable[..., Any] | None = None
     export: Callable[..., Any] | None = None
     evaluate: Callable[..., dict] | None = None
+    figures: Callable[[dict, Path], list[Path]] | None = None
     pipeline: str | None = None
     run: Callable[..., Any] | None = None
     sources: Callable[[str, float], tuple[list, list[str]]] | None = None

@@ -5,6 +5,7 @@ import json
 import logging
 import signal
 import time
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Optional
@@ -23,6 +24,7 @@ from edgert.runtime.spec import PipelineError
 app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
                   no_args_is_help=True, add_completion=False)
 console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # a path in a message stays one piece
 
 
 def _version(value: bool) -> None:
@@ -40,43 +42,55 @@ def main(
                                   help="Print the version and exit."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
 ) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=Console(stderr=True), show_path=False)])
-
-
-def _fail(message: str) -> None:
-    console.print(f"[red]error:[/red] {escape(message)}")
-    raise typer.Exit(2)
-
-
-def _write_json(path: Optional[Path], payload: dict) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(payload, indent=2))
-        console.print(f"report written to {path}")
-
-
-def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> dict:
-    """Run a pipeline with a live table (refreshed each second) until duration or Ctrl-C.
-
-    SIGINT always stops it cleanly, with its report, even when started in the background by
-    a shell without job control (which hands the process SIGINT ignored)."""
+    # SIGINT always raises KeyboardInterrupt, even when a shell without job control started
+    # the process in the background (and handed it SIGINT ignored), so every command stops
+    # cleanly and says where it stopped.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    if pipeline.started_at is None:
-        pipeline.start()
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
+                        handlers=[RichHandler(console=errors, show_path=False)])
+    logging.getLogger("numexpr").setLevel(logging.WARNING)  # "defaulting to 2 threads"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    errors.print(f"[red]error:[/red] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _output(path: Optional[Path]) -> Optional[Path]:
+    """Make `path`'s folder now, before any long work, so a bad path fails at once."""
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            _fail(f"cannot write {path}: {e.strerror}; choose another --out")
+    return path
+
+
+def _write_json(path: Optional[Path], payload: dict, figures=None) -> None:
+    """The JSON first, then any figures drawn from it (`figures(payload, path)`), each path
+    printed."""
+    if path is None:
+        return
+    _output(path).write_text(json.dumps(payload, indent=2))
+    console.print(f"results written to {path}", soft_wrap=True)
+    for figure in figures(payload, path) if figures else ():
+        console.print(f"figure written to {figure}", soft_wrap=True)
+
+
+def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> None:
+    """Show a started pipeline's live table (refreshed twice a second) until duration,
+    Ctrl-C, or the pipeline stops itself. The caller stops it: a demo stops its clients
+    first, so no reader sees its stream vanish."""
     end = None if duration is None else time.monotonic() + duration
     try:
         with Live(report_table(pipeline.report()), console=console, refresh_per_second=2,
                   transient=True, auto_refresh=False) as live:
-            while end is None or time.monotonic() < end:
+            while (end is None or time.monotonic() < end) and not pipeline.fatal:
                 time.sleep(min(0.5, max(0.0, end - time.monotonic())) if end else 0.5)
                 if not quiet:
                     live.update(report_table(pipeline.report()), refresh=True)
     except KeyboardInterrupt:
         console.print("stopping")
-    finally:
-        pipeline.stop()
-    return pipeline.report()
 
 
 @app.command()
@@ -85,26 +99,64 @@ def run(
                                    f"one ({', '.join(pipelines.available())})."),
     set_: list[str] = typer.Option([], "--set", help="Override a node field: NODE.FIELD=VALUE."),
     duration: Optional[float] = typer.Option(None, help="Stop after this many seconds."),
-    report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
+    report: Optional[Path] = typer.Option(None, help="Write the JSON report here.",
+                                          callback=_output),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live table."),
 ) -> None:
-    """Run a pipeline until --duration passes or Ctrl-C, then print and save its report."""
+    """Run a pipeline until --duration passes or Ctrl-C, then print and save its report.
+
+    Exits 1 when a source never appeared, or the run did not do its job (a sink received
+    nothing, a node quarantined everything, a node cannot work as configured)."""
     try:
         pipe = Pipeline.from_yaml(pipelines.find(pipeline), set_)
-        pipe.start()
     except PipelineError as e:
         _fail(str(e))
-    result = run_live(pipe, duration, quiet)
-    console.print(report_table(result))
+    with _starting():
+        try:
+            pipe.start()
+        except PipelineError as e:
+            _fail(str(e), 1)
+    try:
+        run_live(pipe, duration, quiet)
+    finally:
+        pipe.stop()
+    result = pipe.report()
+    result["shortfalls"] = pipe.shortfalls(result)
+    _finish(result, report)
+
+
+@contextmanager
+def _starting():
+    """Ctrl-C before the run starts: say so rather than exit silently with no report."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        _fail("stopped during start-up: nothing ran, no report written", 130)
+
+
+def _finish(result: dict, report: Optional[Path], title: str = "") -> None:
+    """Print and save the report, then exit 1 if the run fell short (its `shortfalls`)."""
+    console.print(report_table(result, title))
     _write_json(report, result)
+    for problem in result["shortfalls"]:
+        errors.print(f"[red]error:[/red] {escape(problem)}")
+    if result["shortfalls"]:
+        raise typer.Exit(1)
+
+
+def _demo_names() -> str:
+    from edgert.runtime.methods import demos
+
+    return ", ".join(["bandpass (the default)", *sorted(demos())])
 
 
 @app.command()
 def demo(
-    name: str = typer.Argument("bandpass", help="Which demo to run."),
+    name: str = typer.Argument("bandpass", help=f"Which demo: {_demo_names()}."),
     duration: Optional[float] = typer.Option(None, help="Seconds to run (default: the "
                                              "demo's own)."),
-    report: Optional[Path] = typer.Option(None, help="Write the JSON report here."),
+    report: Optional[Path] = typer.Option(None, help="Write the JSON report here.",
+                                          callback=_output),
 ) -> None:
     """Run a live demo on simulated sources: no hardware needed."""
     from edgert.runtime.demo import DEMOS
@@ -113,10 +165,11 @@ def demo(
     available = {**DEMOS, **demos()}
     if name not in available:
         _fail(f"no demo named {name!r}; available: {', '.join(sorted(available))}")
-    result = available[name](duration, run_live)
-    console.print(report_table(result, f"demo {name}"))
-    console.print({k: round(v, 3) for k, v in result["metrics"].items()})
-    _write_json(report, result)
+    with _starting():
+        result = available[name](duration, run_live)
+    console.print({k: round(v, 3) if isinstance(v, float) else v
+                   for k, v in result["metrics"].items()})
+    _finish(result, report, f"demo {name}")
 
 
 def _method(name: str):
@@ -137,24 +190,27 @@ def train(
 ) -> None:
     """Train a method's model here (no pretrained weights are downloaded)."""
     path = _method(method).train(out, quick)
-    console.print(f"checkpoint written to {path}")
+    console.print(f"checkpoint written to {path}", soft_wrap=True)
 
 
 @app.command()
 def evaluate(
     method: str = typer.Argument(..., help="An installed method."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
-    out: Optional[Path] = typer.Option(None, help="Write the JSON results here."),
+    out: Optional[Path] = typer.Option(None, help="Write the JSON results here, and the "
+                                       "figures beside them.", callback=_output),
 ) -> None:
-    """Evaluate a method against its baselines and ablations; print and save every figure."""
+    """Evaluate a method against its baselines and ablations; print them, save the JSON, then
+    draw its figures beside it."""
     from edgert.runtime.console import gaps_table, results_table
 
-    result = _method(method).evaluate(quick, out)
+    found = _method(method)
+    result = found.evaluate(quick)
     console.print(results_table(result))
     for key in ("gaps", "widening"):
         if (leads := gaps_table(result, key)) is not None:
             console.print(leads)
-    _write_json(out, result)
+    _write_json(out, result, found.figures)
 
 
 @app.command()
@@ -201,7 +257,7 @@ def batch(
     console.print(table)
     for failed in result["failed"]:
         console.print(f"[red]failed[/red] {failed['key']}:\n{escape(failed['error'])}")
-    console.print(f"results in {out / 'results.json'} and {out / 'summary.md'}")
+    console.print(f"results in {out / 'results.json'} and {out / 'summary.md'}", soft_wrap=True)
     if result["failed"]:
         raise typer.Exit(1)
 
@@ -249,6 +305,8 @@ def record(
         recorder.start()
     except LookupError as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"cannot write {out}: {e.strerror}; choose another file")
     end = None if duration is None else time.monotonic() + duration
     try:
         with Live(console=console, refresh_per_second=2) as live:
@@ -261,7 +319,8 @@ def record(
     finally:
         recorder.stop()
     console.print(f"wrote {out}: " + ", ".join(f"{k} {v} samples"
-                                              for k, v in recorder.counts.items()))
+                                              for k, v in recorder.counts.items()),
+                  soft_wrap=True)
 
 
 @app.command()
@@ -334,7 +393,7 @@ def export_(
     except (ExportError, ValueError, FileNotFoundError) as e:
         _fail(str(e))
     m = bundle.manifest
-    console.print(f"bundle {m.name!r} written to {bundle.path}")
+    console.print(f"bundle {m.name!r} written to {bundle.path}", soft_wrap=True)
     for name, v in m.variants.items():
         flags = f" [yellow]flagged: {'; '.join(v.flagged)}[/yellow]" if v.flagged else ""
         ratio = f", {v.latency_ratio:.2f}x fp32 latency" if v.latency_ratio else ""

@@ -97,8 +97,8 @@ def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
 
 
 def bandpass(duration: float | None, run) -> dict:
-    """Run the demo for `duration` seconds (default 10); `run(pipeline, duration)` shows it
-    and returns the pipeline report."""
+    """Run the demo for `duration` seconds (default 10); `run(pipeline, duration)` shows the
+    running pipeline until then."""
     duration = duration or 10.0
     name = f"edgert-demo-{uuid.uuid4().hex[:6]}"
     info = StreamInfo(name=name, type="EEG", channels=CHANNELS, units=("uV",) * len(CHANNELS),
@@ -115,9 +115,10 @@ def bandpass(duration: float | None, run) -> dict:
 def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
              duration: float, others: tuple = ()) -> dict:
     """Open the simulated sources (if any; in their own process, as sensors are), start the
-    pipeline, let the clients (objects with a `thread` and a `stop()`) work, run for
-    `duration`, and stop everything, the clients first so none waits on a pipeline that is
-    gone (`others`: more readers with a `stop()`)."""
+    pipeline, let the clients (objects with a `thread` and a `stop()`) work, `run` for
+    `duration`, and stop everything in order: the clients (`others`: more readers with a
+    `stop()`), then the pipeline, then the sources, so no reader sees its stream vanish.
+    Returns the pipeline's report; its `shortfalls` say why the run did not do its job."""
     if replay:
         replay.open()
     pipe.start()
@@ -128,13 +129,16 @@ def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
             client.thread.start()
         if replay:
             replay.start()
-        return run(pipe, duration)
+        run(pipe, duration)
     finally:
         for reader in (*clients, *others):
             reader.stop()
         pipe.stop()
         if replay:
             replay.stop()
+    report = pipe.report()
+    report["shortfalls"] = pipe.shortfalls(report)
+    return report
 
 
 DEMOS = {"bandpass": bandpass}

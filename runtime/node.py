@@ -26,6 +26,12 @@ class BadChunk(ValueError):
         self.kind = kind
 
 
+class Misconfigured(ValueError):
+    """Raised by a node whose parameters cannot work with the stream it got (a cut-off above
+    that stream's Nyquist frequency): every chunk would fail alike, so the run stops and says
+    which node and field to change, instead of quarantining everything."""
+
+
 class Node:
     """A stage: `process(inputs) -> outputs`, with `start()` / `stop()` around a run.
 

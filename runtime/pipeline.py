@@ -169,6 +169,24 @@ class Pipeline:
             self.stop()
         return self.report()
 
+    @property
+    def fatal(self) -> str | None:
+        """Why the pipeline stopped itself (a node that cannot work as configured), if so."""
+        return self.scheduler.fatal
+
+    def shortfalls(self, report: dict) -> list[str]:
+        """Why a finished run did not do its job: it stopped itself, a node quarantined every
+        chunk it got, or a sink received nothing."""
+        found = [self.fatal] if self.fatal else []
+        for name, node in report["nodes"].items():
+            if node["quarantined"] and not node["processed"]:
+                found.append(f"node {name!r} quarantined all {node['quarantined']} chunks it "
+                             "got (the report's quarantine counts say why)")
+            elif name in self.scheduler.sinks and not node["processed"]:
+                found.append(f"sink {name!r} received nothing in "
+                             f"{report['duration_s']:.1f} s")
+        return found
+
     def report(self) -> dict:
         """Latency percentiles per node and end to end, counts, drops and quarantines."""
         sched = self.scheduler

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from edgert.runtime.edge import Edge
-from edgert.runtime.node import BadChunk, Node, Source
+from edgert.runtime.node import BadChunk, Misconfigured, Node, Source
 from edgert.runtime.quarantine import Quarantine
 from edgert.runtime.tracer import Tracer
 from edgert.streams import Chunk, local_clock
@@ -42,6 +42,7 @@ class Scheduler:
         self.quarantine = Quarantine()
         self.processed = {name: 0 for name in nodes}
         self.running = threading.Event()
+        self.fatal: str | None = None  # why the run stopped itself (a Misconfigured node)
         self.threads: list[threading.Thread] = []
         self.workers: list[threading.Thread] = []
 
@@ -124,6 +125,10 @@ class Scheduler:
             out = node.process({port: chunk})
         except BadChunk as e:
             self.quarantine.add(name, port, chunk, e.kind, str(e))
+            return
+        except Misconfigured as e:
+            self.fatal = self.fatal or f"node {name!r}: {e}"
+            self.running.clear()
             return
         except Exception as e:
             self._failed(name, port, chunk, e)

@@ -97,7 +97,13 @@ def apply_overrides(raw: dict, overrides: list[str], origin: str) -> dict:
         if node not in nodes:
             raise PipelineError(f"{origin}: --set {item!r} names node {node!r}, but the "
                                 f"pipeline's nodes are {sorted(nodes)}")
-        parsed = yaml.safe_load(value) if value else None
+        try:
+            parsed = yaml.safe_load(value) if value else None
+        except yaml.YAMLError as e:
+            problem = getattr(e, "problem", None) or "not valid YAML"
+            raise PipelineError(f"{origin}: --set {item!r}: the value {value!r} is not valid "
+                                f"YAML ({problem}); write a list as [8,30], a string in "
+                                "quotes") from None
         if field == "thread":
             nodes[node]["thread"] = parsed
         else:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 
 import numpy as np
 import pylsl
@@ -10,8 +11,10 @@ from pylsl.util import LostError
 
 from edgert.streams.chunk import STRING, Chunk, StreamInfo
 from edgert.streams.clock import local_clock
+from edgert.streams.lsl_config import quiet_defaults
 
 log = logging.getLogger(__name__)
+quiet_defaults()
 
 FORMATS = {"float32": pylsl.cf_float32, "float64": pylsl.cf_double64, STRING: pylsl.cf_string,
            "int32": pylsl.cf_int32, "int16": pylsl.cf_int16, "int8": pylsl.cf_int8,
@@ -68,12 +71,27 @@ def predicate(name: str | None = None, type: str | None = None,
 
 
 def resolve(name: str | None = None, type: str | None = None, source_id: str | None = None,
-            timeout: float = 2.0) -> list[pylsl.StreamInfo]:
-    """Streams matching every given property (all streams when none is given)."""
+            timeout: float = 2.0, minimum: int = 1) -> list[pylsl.StreamInfo]:
+    """Streams matching every given property (all streams when none is given), returned as
+    soon as `minimum` answered."""
     pred = predicate(name, type, source_id)
     if not pred:
         return pylsl.resolve_streams(wait_time=timeout)
-    return pylsl.resolve_bypred(pred, minimum=1, timeout=timeout)
+    return pylsl.resolve_bypred(pred, minimum=minimum, timeout=timeout)
+
+
+SURVEY_S = 1.5  # how long an opened inlet keeps listening for other streams that match
+
+
+def warn_if_ambiguous(query: dict, taken: pylsl.StreamInfo) -> None:
+    """Warn, naming every match and the one taken, when more than one stream matches.
+    Run beside the inlet: the first answer opens it at once, the others come later."""
+    found = resolve(**query, timeout=SURVEY_S, minimum=2)
+    if len(found) > 1:
+        log.warning("%d LSL streams match %s (%s); took %r from %s: give its name or "
+                    "source_id to choose", len(found), predicate(**query) or "any stream",
+                    ", ".join(f"{f.name()!r} from {f.hostname()}" for f in found),
+                    taken.name(), taken.hostname())
 
 
 def list_streams(timeout: float = 1.0) -> list[StreamInfo]:
@@ -151,6 +169,8 @@ class Inlet:
         if not found:
             return False
         lsl_info = found[0]
+        threading.Thread(target=warn_if_ambiguous, args=(self.query, lsl_info), daemon=True,
+                         name="lsl-survey").start()
         buflen = self.max_buflen if lsl_info.nominal_srate() > 0 else self.max_buflen * 100
         self.applied = self.flags
         if lsl_info.hostname() == socket.gethostname():

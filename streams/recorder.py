@@ -65,6 +65,7 @@ class Recorder:
                 raise LookupError(f"recorder for {self.path}: no LSL stream matches "
                                   f"{inlet.describe()} within {self.timeout} s; start its "
                                   f"source or check the name (`edgert streams` lists them)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = XdfWriter(self.path)
         self._ids = [self._writer.add_stream(inlet.info) for inlet in self.inlets]
         self.counts = {inlet.info.name: 0 for inlet in self.inlets}

@@ -210,7 +210,7 @@ def test_placement_refuses_a_bundle_over_the_profile_budget(bundles, tmp_path):
                              "torch", "--queries", "5", "--warmup", "1", "--profile", str(path)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert re.search(r"needs \d+ MB at peak, more than the 1 MB", " ".join(result.stdout.split()))
+    assert re.search(r"needs \d+ MB at peak, more than the 1 MB", " ".join(result.stderr.split()))
 
 
 def test_cli_export_verify_and_a_tampered_bundle(tmp_path):
@@ -225,7 +225,7 @@ def test_cli_export_verify_and_a_tampered_bundle(tmp_path):
     (out / "model.int8.onnx").write_bytes(b"not a model")
     bad = subprocess.run(["edgert", "verify", str(out)], capture_output=True, text=True,
                          timeout=300)
-    assert bad.returncode == 2 and "model.int8.onnx" in bad.stdout
+    assert bad.returncode == 2 and "model.int8.onnx" in bad.stderr
 
 
 def test_cli_devices_picks_the_cpu_profile_here():
@@ -254,8 +254,8 @@ def test_infer_refuses_to_start_over_the_profile_budget(bundles, tmp_path):
         {"name": "sink", "node": "lsl_outlet"}]}))
     result = subprocess.run(["edgert", "run", str(pipeline), "--duration", "1"],
                             capture_output=True, text=True, timeout=300)
-    text = " ".join(result.stdout.split())
-    assert result.returncode == 2, result.stdout + result.stderr
+    text = " ".join(result.stderr.split())
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "node 'model' could not start" in text and "more than the 1 MB" in text
 
 

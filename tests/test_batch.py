@@ -46,7 +46,7 @@ def test_cli_validates_the_config_file_and_exits_1_on_failure(tmp_path, request)
     bad = tmp_path / "bad.yaml"
     bad.write_text("samples: lots\n")
     done = _cli(JOB, "--config", str(bad), "--out", str(tmp_path / "o1"), cwd=tests)
-    assert done.returncode == 2 and "config 0" in done.stdout and "samples" in done.stdout
+    assert done.returncode == 2 and "config 0" in done.stderr and "samples" in done.stderr
     good = tmp_path / "grid.yaml"
     good.write_text("configs:\n  - {samples: 100}\n  - {samples: 100, fail: true}\n")
     done = _cli(JOB, "--config", str(good), "--seeds", "2", "--out", str(tmp_path / "o2"),

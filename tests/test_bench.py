@@ -120,7 +120,7 @@ def test_report_names_a_method_whose_model_is_not_trained_here(tmp_path, bundle)
 def test_unknown_suite_is_refused_with_the_choices(tmp_path):
     done = subprocess.run(["edgert", "bench", "nope", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "unknown suite(s) ['nope']" in done.stdout
+    assert done.returncode == 2 and "unknown suite(s) ['nope']" in done.stderr
     assert "pipelines" in done.stdout, "the error lists the suites"
 
 

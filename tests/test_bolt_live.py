@@ -13,7 +13,7 @@ from edgert import pipelines
 from edgert.methods.bolt import request
 from edgert.methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
                                write_robo2vlm)
-from edgert.methods.bolt.evaluate import evaluate
+from edgert.methods.bolt.evaluate import evaluate, figures
 from edgert.methods.bolt.export import cached_bundle
 from edgert.methods.bolt.policy import load
 from edgert.methods.bolt.train import Config, train
@@ -149,7 +149,8 @@ def test_demo_robot_reports_accuracy_spend_and_latency(trained, tmp_path):
 
 
 def test_evaluate_reports_every_model_and_policy(trained, tmp_path):
-    result = evaluate(config=TINY, out=tmp_path / "bolt.json")
+    result = evaluate(config=TINY)
+    assert figures(result, tmp_path / "bolt.json") == [tmp_path / "bolt.png"]
     assert list(result["results"]) == ["teacher", "zero_shot", "ce_only", "token_kd", "odd",
                                        "routed", "never", "always_hr", "always_rag",
                                        "always_qd", "random"]

@@ -14,7 +14,7 @@ from edgert.export.verify import verify
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.btta_dg.demo import overrides, recordings
-from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate, figures
 from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.train import Trained, epoch, population, train_source
 from edgert.runtime.console import results_table
@@ -116,7 +116,8 @@ def test_demo_bci_reports_online_accuracy_with_and_without_adaptation(cache, tmp
 
 def test_evaluate_reports_every_variant_and_protocol(tmp_path):
     cfg = Config(subjects=3, trials_per_session=12, test_trials=8, epochs=1, real_runs=[4])
-    result = evaluate(config=cfg, out=tmp_path / "eval.json")
+    result = evaluate(config=cfg)
+    assert figures(result, tmp_path / "eval.json") == [tmp_path / "eval.bands.png"]
     assert result["method"] == "btta_dg" and result["config"]["subjects"] == 3
     assert tuple(result["results"]) == VARIANTS
     for variant, metrics in result["results"].items():

@@ -11,7 +11,7 @@ import pytest
 from edgert import pipelines
 from edgert.export.verify import verify
 from edgert.methods.cogmoe.demo import overrides, recordings
-from edgert.methods.cogmoe.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.cogmoe.evaluate import VARIANTS, Config, evaluate, figures
 from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
 from edgert.methods.cogmoe.simulate import LEVELS
 from edgert.methods.cogmoe.train import Trained, dataset, fit
@@ -110,7 +110,8 @@ def test_demo_car_reports_f1_gates_and_a_plot(cache, tmp_path):
 
 def test_evaluate_reports_every_variant_at_every_level(tmp_path):
     cfg = Config(train_seeds=[1], test_seeds=[101], seconds=40, epochs=1)
-    result = evaluate(config=cfg, out=tmp_path / "eval.json")
+    result = evaluate(config=cfg)
+    assert figures(result, tmp_path / "eval.json") == [tmp_path / "eval.f1.png"]
     assert tuple(result["results"]) == VARIANTS
     for variant, levels in result["results"].items():
         assert set(levels) == set(LEVELS), variant

@@ -21,4 +21,4 @@ def test_demo_runs_and_reports_latency_and_signal_metrics(tmp_path):
 def test_unknown_demo_lists_the_available_ones():
     result = subprocess.run(["edgert", "demo", "nope"], capture_output=True, text=True,
                             timeout=60)
-    assert result.returncode == 2 and "available: bandpass" in result.stdout
+    assert result.returncode == 2 and "available: bandpass" in result.stderr

@@ -136,7 +136,7 @@ def test_cli_reports_pipeline_errors_with_exit_code_2(tmp_path):
     result = subprocess.run(["edgert", "run", str(bad), "--duration", "1"], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 2
-    assert "node 'f'" in result.stdout and "params.ordr" in result.stdout
+    assert "node 'f'" in result.stderr and "params.ordr" in result.stderr
 
 
 def test_cli_streams_lists_a_live_stream(uid):

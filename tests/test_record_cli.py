@@ -68,4 +68,4 @@ def test_cli_replays_a_labrecorder_file_and_records_it_back(tmp_path, shared_dat
 def test_cli_replay_names_a_missing_file():
     result = subprocess.run(["edgert", "replay", "/nonexistent/file.xdf"], capture_output=True,
                             text=True, timeout=60)
-    assert result.returncode == 2 and "/nonexistent/file.xdf" in result.stdout
+    assert result.returncode == 2 and "/nonexistent/file.xdf" in result.stderr

@@ -136,12 +136,12 @@ def latencies(trained: Trained, test, router: Router, mem, t0: float, mix: float
             for a, v in times.items()}
 
 
-def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dict:
+def evaluate(quick: bool = False, config: Config | None = None) -> dict:
     with one_thread():
-        return _evaluate(config or (Config.quick() if quick else Config()), out)
+        return _evaluate(config or (Config.quick() if quick else Config()))
 
 
-def _evaluate(cfg: Config, out) -> dict:
+def _evaluate(cfg: Config) -> dict:
     sets = target_sets(cfg)
     trained = train_all(cfg)
     curves: dict[str, list] = {}
@@ -165,14 +165,13 @@ def _evaluate(cfg: Config, out) -> dict:
         "columns": ["accuracy", "nll", "brier", "ece", "ece_raw", "aurc", "avg_cost",
                     "flip_rate", "overconfident_wrong", "invalid_option_rate"],
     }
-    if out is not None:
-        figure(payload["curve"], results, Path(out).with_suffix(".png"))
     return payload
 
 
-def figure(curve: dict, results: dict, path: Path) -> Path:
+def figures(result: dict, out: Path) -> list[Path]:
     """Accuracy against average cost: the router's sweep, each fixed action on a growing
-    share of requests, random, and the operating points at the routed cost."""
+    share of requests, random, and the operating points at the routed cost; beside `out`."""
+    curve, results, path = result["curve"], result["results"], Path(out).with_suffix(".png")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,4 +192,4 @@ def figure(curve: dict, results: dict, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return [path]

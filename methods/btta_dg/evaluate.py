@@ -175,8 +175,11 @@ def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
     return _score(runs)
 
 
-def band_figure(models: Models, cfg: Config, path: Path) -> None:
-    """The sinc layer's learned bands against each synthetic user's true mu and beta bands."""
+def figures(result: dict, out: Path) -> list[Path]:
+    """The sinc layer's learned bands against each synthetic user's true mu and beta bands,
+    drawn from `evaluate`'s result, beside `out`."""
+    cfg = Config(**result["config"])
+    path = Path(out).with_suffix(".bands.png")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -186,7 +189,7 @@ def band_figure(models: Models, cfg: Config, path: Path) -> None:
     for s in range(1, cfg.subjects + 1):
         for name, (lo, hi) in synth.true_bands(synth.make_subject(s, cfg.shift)).items():
             ax.axvspan(lo, hi, color="tab:orange" if name == "mu" else "tab:green", alpha=0.08)
-    for i, (lo, hi) in enumerate(models.aligned.model.bands().numpy()):
+    for i, (lo, hi) in enumerate(result["learned_bands_hz"]):
         ax.plot([lo, hi], [i, i], lw=5, color="tab:blue")
     ax.set_xlabel("Hz")
     ax.set_ylabel("sinc filter")
@@ -194,12 +197,11 @@ def band_figure(models: Models, cfg: Config, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return [path]
 
 
-def evaluate(quick: bool = False, out: Path | None = None, config: Config | None = None
-             ) -> dict:
-    """Run every protocol; returns DESIGN.md's `{"method", "config", "results"}` and writes
-    the band figure beside `out` when given."""
+def evaluate(quick: bool = False, config: Config | None = None) -> dict:
+    """Run every protocol; returns DESIGN.md's `{"method", "config", "results"}`."""
     cfg = config or (Config.quick() if quick else Config())
     torch.manual_seed(cfg.seed)
     with Progress() as progress:
@@ -216,8 +218,4 @@ def evaluate(quick: bool = False, out: Path | None = None, config: Config | None
              "epoch_s": list(EPOCH), "protocols": list(by_protocol),
              "columns": [f"{p}_{m}" for p in by_protocol for m in ("accuracy", "late_accuracy")]
              + ["loso_adapt_ms_p50", "loso_adapt_ms_p99"]}
-    if out is not None:
-        figure = Path(out).with_suffix(".bands.png")
-        band_figure(models, cfg, figure)
-        extra["figure"] = str(figure)
     return {"method": "btta_dg", "config": cfg.model_dump(), "results": results, **extra}

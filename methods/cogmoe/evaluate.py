@@ -11,6 +11,8 @@ clean, with its interval from the same draws.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from pydantic import BaseModel
 from rich.progress import Progress
@@ -167,7 +169,7 @@ def fit_variants(names: tuple[str, ...], train: Dataset, cfg: Config, progress: 
     return dict(zip(names, models))
 
 
-def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dict:
+def evaluate(quick: bool = False, config: Config | None = None) -> dict:
     cfg = config or (Config.quick() if quick else Config())
     with Progress() as progress:
         train = dataset(cfg.train_seeds, list(LEVELS), cfg.seconds, progress, "training drives",
@@ -189,21 +191,18 @@ def evaluate(quick: bool = False, out=None, config: Config | None = None) -> dic
                "gates": gate_analysis(gates, test), "stage1": stage1_analysis(test),
                "physio": physio_checks(),
                "columns": [f"{level}_{m}" for level in LEVELS for m in ("f1", "accuracy")]}
-    if out is not None:
-        figure(results, payload["gaps"], out)
     return payload
 
 
-def figure(results: dict, gap: dict, out) -> None:
+def figures(result: dict, out: Path) -> list[Path]:
     """F1 of every variant against degradation level; beside it, CogMoE's lead over each
-    baseline with its 90 % interval over test drives."""
-    from pathlib import Path
-
+    baseline with its 90 % interval over test drives; beside `out`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    results, gap = result["results"], result["gaps"]
     fig, (ax, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     color = {name: f"C{k}" for k, name in enumerate(results)}  # one colour per variant
     for name, by_level in results.items():
@@ -225,5 +224,7 @@ def figure(results: dict, gap: dict, out) -> None:
     right.set_title("CogMoE's lead (90 % interval over test drives)")
     right.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(Path(out).with_suffix(".f1.png"), dpi=120)
+    path = Path(out).with_suffix(".f1.png")
+    fig.savefig(path, dpi=120)
     plt.close(fig)
+    return [path]

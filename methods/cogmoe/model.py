@@ -151,7 +151,7 @@ class CogMoE(nn.Module):
         weights, and each sensor's mean gate weights: one vector the runtime publishes."""
         p = self.parts(x)
         gates = p["gates"]
-        if gates.shape[-1] == 1:
+        if self.config["routing"] == "dense":  # one expert: spread its weight over the names
             gates = gates.expand(-1, -1, len(EXPERTS)) / len(EXPERTS)
         per_sensor = gates.view(x.shape[0], self.sensors, self.steps, -1).mean(2)
         return torch.cat([torch.softmax(p["logits"], -1), gates.mean(1),

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from scipy import signal
 
-from edgert.runtime.node import Node, Params
+from edgert.runtime.node import Misconfigured, Node, Params
 from edgert.streams import Chunk
 
 
@@ -19,6 +19,17 @@ class Filter(Node):
         freqs: float | list[float] = Field(description="cut-off(s) in Hz; notch: the centre")
         order: int = Field(4, gt=0, le=12)
         quality: float = Field(30.0, gt=0, description="notch quality factor")
+
+        @field_validator("freqs")
+        @classmethod
+        def ordered(cls, freqs: float | list[float]) -> float | list[float]:
+            values = np.atleast_1d(freqs).tolist()
+            if min(values) <= 0:
+                raise ValueError(f"cut-offs {values} Hz must be above 0")
+            if len(values) == 2 and values[0] >= values[1]:
+                raise ValueError(f"the band {values} Hz is reversed or empty: write the low "
+                                 f"edge first, e.g. [{min(values):g}, {max(values):g}]")
+            return freqs
 
         @model_validator(mode="after")
         def count(self) -> "Filter.Params":
@@ -33,13 +44,17 @@ class Filter(Node):
         self.sos: np.ndarray | None = None
         self.zi: np.ndarray | None = None
 
-    def design(self, rate: float) -> np.ndarray:
+    def design(self, rate: float, stream: str) -> np.ndarray:
         p = self.p
         nyquist = rate / 2
         freqs = np.atleast_1d(p.freqs).astype(float)
-        if rate <= 0 or np.any(freqs <= 0) or np.any(freqs >= nyquist):
-            raise ValueError(f"node {self.name!r}: cut-offs {freqs.tolist()} Hz must lie in "
-                             f"(0, {nyquist}) for a stream at {rate} Hz")
+        if rate <= 0:
+            raise Misconfigured(f"stream {stream!r} has no regular rate, which a filter "
+                                "needs; filter a regularly sampled stream")
+        if np.any(freqs >= nyquist):
+            raise Misconfigured(f"field 'freqs': cut-offs {freqs.tolist()} Hz must lie below "
+                                f"{nyquist:g} Hz, the Nyquist frequency of stream "
+                                f"{stream!r} at {rate:g} Hz")
         if p.kind == "notch":
             return signal.tf2sos(*signal.iirnotch(freqs[0], p.quality, fs=rate))
         cutoff = freqs if len(freqs) == 2 else freqs[0]
@@ -48,7 +63,7 @@ class Filter(Node):
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]
         if self.sos is None:
-            self.sos = self.design(chunk.info.rate)
+            self.sos = self.design(chunk.info.rate, chunk.info.name)
         x = chunk.data
         if self.zi is None or chunk.gap:
             self.zi = signal.sosfilt_zi(self.sos)[:, :, None] * x[:1].astype(float)

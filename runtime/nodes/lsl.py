@@ -1,6 +1,8 @@
 """LSL endpoints as nodes: an inlet source and an outlet sink."""
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import replace
 
 from pydantic import Field
@@ -9,9 +11,15 @@ from edgert.runtime.node import Node, Params, Source
 from edgert.streams import Chunk, StreamInfo
 from edgert.streams.lsl import Inlet, Outlet
 
+log = logging.getLogger(__name__)
+SLICE_S = 1.0  # the wait for a stream goes in slices, so Ctrl-C is heard between them
+
 
 class LSLInlet(Source):
-    """Receives the first LSL stream matching name/type/source_id; reconnects if it vanishes."""
+    """Receives the first LSL stream matching name/type/source_id; reconnects if it vanishes.
+
+    The pipeline does not start until the stream is found: after `wait` seconds the start
+    fails, naming the stream, rather than a run waiting on nothing."""
 
     class Params(Params):
         name: str | None = None
@@ -21,11 +29,22 @@ class LSLInlet(Source):
         max_buflen: float = Field(10.0, gt=0, description="seconds LSL buffers for this inlet")
         max_chunk: int = Field(1024, gt=0)
         reconnect: bool = True
+        wait: float = Field(30.0, gt=0, description="seconds to wait for the stream at start")
 
     def start(self) -> None:
         p = self.p
         self.inlet = Inlet(p.name, p.type, p.source_id, tuple(p.processing), p.max_buflen,
                            p.max_chunk, p.reconnect)
+        deadline = time.monotonic() + p.wait
+        if self.inlet.open(min(p.wait, SLICE_S)):
+            return
+        log.info("waiting up to %g s for the LSL stream %s", p.wait, self.inlet.describe())
+        while (left := deadline - time.monotonic()) > 0:
+            if self.inlet.open(min(left, SLICE_S)):
+                return
+        raise LookupError(f"no LSL stream matches {self.inlet.describe()} after {p.wait:g} s: "
+                          "start its source, check its name and type with `edgert streams`, "
+                          f"or wait longer with --set {self.name}.wait=SECONDS")
 
     def read(self, timeout: float) -> Chunk | None:
         return self.inlet.pull(timeout)
