@@ -29,8 +29,9 @@ class Method:
     """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
     Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}},
     and `figures(result, out)` draws that result beside `out` -> the paths written;
-    `demos` maps a demo name to `fn(duration, run) -> report`, `run(pipeline, duration)`
-    showing the started pipeline; `pipeline` names the
+    `demos` maps a demo name to `fn(duration, run, out) -> report`, `run(pipeline,
+    duration, status)` showing the started pipeline (and `status()`, a line under it), `out`
+    the folder for the demo's figures, listed in the report's "figures"; `pipeline` names the
     default pipeline under `pipelines/` (stream methods) and `run` the job (batch methods);
     `sources(name, seconds)` -> (feeds, `--set` overrides) simulates that pipeline's
     inputs for `edgert bench`: each feed (a Replay of streams named from `name`, or a client
@@ -61,6 +62,12 @@ class Method:
     def install_hint(self) -> str:
         """The one command that installs what this method needs."""
         return f"pip install 'edgert[{self.extra}]'"
+
+    def model_status(self) -> str:
+        """Which model this method's demos use on this machine, and where it is."""
+        from edgert.methods.cache import status
+
+        return status(self.name)
 
     def checkpoint(self) -> Path | None:
         """This machine's trained checkpoint (what demos and `edgert bench` use), if any."""

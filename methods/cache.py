@@ -58,3 +58,17 @@ def cached_bundle(method: str, train: Callable[[Path], object],
     if not manifest.exists() or manifest.stat().st_mtime < checkpoint.stat().st_mtime:
         export(bundle, checkpoint)
     return bundle
+
+
+def status(method: str) -> str:
+    """Which model `method`'s demos use on this machine, and where it is."""
+    path = cache_folder(method) / CHECKPOINT
+    shipped = shipped_bundle(method)
+    if path.exists() and not stale(path, method):
+        return f"trained here, {path.parent}"
+    if shipped:
+        older = f"; the one in {path.parent} is older than the code" if path.exists() else ""
+        return f"the shipped bundle, {shipped}{older}"
+    if path.exists():
+        return f"{path.parent}, older than the method's code: retrained on first use"
+    return f"none yet: first use trains one into {path.parent}"

@@ -39,8 +39,9 @@ def code_version() -> str:
     return f"{__version__} ({commit})"
 
 
-def ship(name: str) -> Path:
-    """Train `name` quick, export it, and replace its shipped folder with the result."""
+def ship(name: str, out: Path | None = None) -> Path:
+    """Train `name` quick, export it, and replace `out` (default: its shipped folder) with
+    the result; returns the bundle."""
     method = find(name)
     with tempfile.TemporaryDirectory() as tmp:
         trained = Path(tmp) / "trained"
@@ -53,7 +54,7 @@ def ship(name: str) -> Path:
             seed=SEED, code_version=code_version(), sources=f"methods/{name}",
             sources_sha256=sources_sha256(METHODS / name))
         bundle.save_manifest()
-        out = shipped_folder(name)
+        out = Path(out or shipped_folder(name))
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for extra in checkpoint.parent.iterdir():

@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 import logging
 import signal
+import tempfile
 import time
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
@@ -18,8 +19,10 @@ from rich.markup import escape
 
 from edgert import pipelines
 from edgert.runtime.console import report_table
-from edgert.runtime.pipeline import Pipeline
 from edgert.runtime.spec import PipelineError
+
+if TYPE_CHECKING:
+    from edgert.runtime.pipeline import Pipeline
 
 app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
                   no_args_is_help=True, add_completion=False)
@@ -38,6 +41,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version_: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                   help="Print the version and exit."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
@@ -49,6 +53,17 @@ def main(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=errors, show_path=False)])
     logging.getLogger("numexpr").setLevel(logging.WARNING)  # "defaulting to 2 threads"
+    if ctx.invoked_subcommand != "doctor":
+        _need_liblsl()
+
+
+def _need_liblsl() -> None:
+    """Every command but `doctor` runs on LSL: without liblsl, say so and how to fix it."""
+    from edgert.runtime.doctor import liblsl
+
+    found = liblsl()
+    if found.status == "fault":
+        _fail(f"{found.detail}; {found.fix}", 1)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -77,18 +92,25 @@ def _write_json(path: Optional[Path], payload: dict, figures=None) -> None:
         console.print(f"figure written to {figure}", soft_wrap=True)
 
 
-def run_live(pipeline: Pipeline, duration: Optional[float], quiet: bool = False) -> None:
-    """Show a started pipeline's live table (refreshed twice a second) until duration,
-    Ctrl-C, or the pipeline stops itself. The caller stops it: a demo stops its clients
-    first, so no reader sees its stream vanish."""
+def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
+             quiet: bool = False) -> None:
+    """Show a started pipeline's live table (refreshed twice a second), and `status()` under
+    it, until duration, Ctrl-C, or the pipeline stops itself. The caller stops it: a demo
+    stops its clients first, so no reader sees its stream vanish."""
+    from rich.console import Group
+
+    def view():
+        table = report_table(pipeline.report())
+        return Group(table, status()) if status else table
+
     end = None if duration is None else time.monotonic() + duration
     try:
-        with Live(report_table(pipeline.report()), console=console, refresh_per_second=2,
-                  transient=True, auto_refresh=False) as live:
+        with Live(view(), console=console, refresh_per_second=2, transient=True,
+                  auto_refresh=False) as live:
             while (end is None or time.monotonic() < end) and not pipeline.fatal:
                 time.sleep(min(0.5, max(0.0, end - time.monotonic())) if end else 0.5)
                 if not quiet:
-                    live.update(report_table(pipeline.report()), refresh=True)
+                    live.update(view(), refresh=True)
     except KeyboardInterrupt:
         console.print("stopping")
 
@@ -107,6 +129,8 @@ def run(
 
     Exits 1 when a source never appeared, or the run did not do its job (a sink received
     nothing, a node quarantined everything, a node cannot work as configured)."""
+    from edgert.runtime.pipeline import Pipeline
+
     try:
         pipe = Pipeline.from_yaml(pipelines.find(pipeline), set_)
     except PipelineError as e:
@@ -117,7 +141,7 @@ def run(
         except PipelineError as e:
             _fail(str(e), 1)
     try:
-        run_live(pipe, duration, quiet)
+        run_live(pipe, duration, quiet=quiet)
     finally:
         pipe.stop()
     result = pipe.report()
@@ -155,8 +179,8 @@ def demo(
     name: str = typer.Argument("bandpass", help=f"Which demo: {_demo_names()}."),
     duration: Optional[float] = typer.Option(None, help="Seconds to run (default: the "
                                              "demo's own)."),
-    report: Optional[Path] = typer.Option(None, help="Write the JSON report here.",
-                                          callback=_output),
+    report: Optional[Path] = typer.Option(None, help="Write the JSON report here, and the "
+                                          "demo's figures beside it.", callback=_output),
 ) -> None:
     """Run a live demo on simulated sources: no hardware needed."""
     from edgert.runtime.demo import DEMOS
@@ -165,10 +189,13 @@ def demo(
     available = {**DEMOS, **demos()}
     if name not in available:
         _fail(f"no demo named {name!r}; available: {', '.join(sorted(available))}")
+    figures = report.parent if report else Path(tempfile.gettempdir()) / "edgert-demos"
     with _starting():
-        result = available[name](duration, run_live)
+        result = available[name](duration, run_live, figures)
     console.print({k: round(v, 3) if isinstance(v, float) else v
                    for k, v in result["metrics"].items()})
+    for figure in result.get("figures", []):
+        console.print(f"figure written to {figure}", soft_wrap=True)
     _finish(result, report, f"demo {name}")
 
 
@@ -418,6 +445,29 @@ def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
 
 
 @app.command()
+def doctor(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Say what this machine can run and how to fix what it cannot; exit 1 on a fault."""
+    from rich.table import Table
+
+    from edgert.runtime.doctor import checks, machine
+
+    found = checks()
+    if as_json:
+        print(json.dumps([f.to_dict() for f in found], indent=2))
+    else:
+        table = Table(title=f"edgert doctor: {machine()}", title_justify="left")
+        for col in ("check", "", "what was found", "fix"):
+            table.add_column(col, overflow="fold")
+        marks = {"ok": "[green]ok[/green]", "note": "[yellow]note[/yellow]",
+                 "fault": "[red]FAULT[/red]"}
+        for f in found:
+            table.add_row(f.area, marks[f.status], escape(f.detail), escape(f.fix))
+        console.print(table)
+    if any(f.status == "fault" for f in found):
+        raise typer.Exit(1)
+
+
+@app.command()
 def devices(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Say what this machine is and which device profile applies."""
     from edgert.devices.detect import detect
@@ -548,3 +598,7 @@ def _bench_compare(old: Path, new: Path, threshold: float) -> None:
         _fail(f"{old} and {new} share no latency or throughput figures")
     if regressions:
         raise typer.Exit(1)
+
+
+if __name__ == "__main__":
+    app()

@@ -7,7 +7,9 @@ LSL inlet as any other program would. No hardware needed.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
+from pathlib import Path
 
 import numpy as np
 from scipy import signal
@@ -38,7 +40,8 @@ def simulated_eeg(seconds: float, seed: int = 0) -> np.ndarray:
 
 
 class Client:
-    """Reads the pipeline's output like any LSL program; counts samples and latency."""
+    """Reads the pipeline's output like any LSL program; counts samples and latency, and
+    notes when (wall clock) the first result came."""
 
     def __init__(self, name: str):
         self.inlet = Inlet(name=name, processing=(), reconnect=False)
@@ -46,6 +49,7 @@ class Client:
         self.samples = 0
         self.data: list[np.ndarray] = []
         self.stamps: list[float] = []
+        self.first_at: float | None = None
         self.running = True
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -56,6 +60,7 @@ class Client:
             except ConnectionError:
                 return
             if chunk is not None:
+                self.first_at = self.first_at or time.time()
                 self.latency.append(local_clock() - chunk.timestamps[-1])
                 self.samples += len(chunk)
                 self.data.append(chunk.data)
@@ -96,9 +101,9 @@ def metrics(client: Client, raw: np.ndarray, sent: int) -> dict:
     }
 
 
-def bandpass(duration: float | None, run) -> dict:
+def bandpass(duration: float | None, run, out: Path) -> dict:
     """Run the demo for `duration` seconds (default 10); `run(pipeline, duration)` shows the
-    running pipeline until then."""
+    running pipeline until then. It draws no figure, so `out` stays unused."""
     duration = duration or 10.0
     name = f"edgert-demo-{uuid.uuid4().hex[:6]}"
     info = StreamInfo(name=name, type="EEG", channels=CHANNELS, units=("uV",) * len(CHANNELS),
@@ -113,12 +118,13 @@ def bandpass(duration: float | None, run) -> dict:
 
 
 def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
-             duration: float, others: tuple = ()) -> dict:
+             duration: float, others: tuple = (), status=None) -> dict:
     """Open the simulated sources (if any; in their own process, as sensors are), start the
     pipeline, let the clients (objects with a `thread` and a `stop()`) work, `run` for
     `duration`, and stop everything in order: the clients (`others`: more readers with a
     `stop()`), then the pipeline, then the sources, so no reader sees its stream vanish.
-    Returns the pipeline's report; its `shortfalls` say why the run did not do its job."""
+    `status()`, if given, is a line shown under the live table. Returns the pipeline's
+    report; its `shortfalls` say why the run did not do its job."""
     if replay:
         replay.open()
     pipe.start()
@@ -129,7 +135,7 @@ def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
             client.thread.start()
         if replay:
             replay.start()
-        run(pipe, duration)
+        run(pipe, duration, status)
     finally:
         for reader in (*clients, *others):
             reader.stop()
@@ -138,6 +144,8 @@ def run_demo(pipe: Pipeline, replay: ReplayProcess | None, clients: list, run,
             replay.stop()
     report = pipe.report()
     report["shortfalls"] = pipe.shortfalls(report)
+    firsts = [c.first_at for c in clients if c.first_at]
+    report["first_result_unix"] = min(firsts) if firsts else None
     return report
 
 

@@ -11,8 +11,6 @@ import configparser
 import os
 from pathlib import Path
 
-import pylsl
-
 QUIET = b"[log]\nlevel = -1\n"
 DEFAULT_SCOPE = "site"  # liblsl's default [multicast] ResolveScope
 
@@ -38,5 +36,7 @@ def resolve_scope(path: Path | None) -> str:
 def quiet_defaults() -> None:
     """With no file in force, keep liblsl's defaults but only its warnings and errors.
     Must run before the first LSL object; does nothing if the library cannot take it."""
+    import pylsl
+
     if config_file() is None and hasattr(pylsl.lib.lib, "lsl_set_config_content"):
         pylsl.lib.lib.lsl_set_config_content(QUIET)

@@ -105,7 +105,9 @@ def test_demo_car_reports_f1_gates_and_a_plot(cache, tmp_path):
     assert m["estimates"] >= 5
     assert 0.0 <= m["online_accuracy"] <= 1.0 and 0.0 <= m["online_f1"] <= 1.0
     assert m["client_p99_ms"] > 0
-    assert os.path.getsize(report["plot"]) > 10_000
+    [figure] = report["figures"]
+    assert figure.startswith(str(tmp_path)) and os.path.getsize(figure) > 10_000
+    assert figure in " ".join(result.stdout.split()), "the figure's path is printed"
 
 
 def test_evaluate_reports_every_variant_at_every_level(tmp_path):

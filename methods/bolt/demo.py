@@ -9,7 +9,8 @@ spend against budget, partial answers, and latency percentiles per action and en
 from __future__ import annotations
 
 import threading
-import uuid
+import time
+from pathlib import Path
 
 import numpy as np
 
@@ -38,6 +39,7 @@ class Robot:
         self.qa = generate(30, 4, 3, TARGET, 0.15, seed + 900)
         self.replies: list[tuple[str, float, dict, float]] = []
         self.errors: list[str] = []
+        self.first_at: float | None = None
         self.running = True
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -58,6 +60,7 @@ class Robot:
                     continue
                 self.replies.append((q.options[q.answer], budget, reply,
                                      local_clock() - chunk.timestamps[0]))
+                self.first_at = self.first_at or time.time()
                 wait = chunk.timestamps[0] + self.period - local_clock()
                 if wait > 0:
                     threading.Event().wait(wait)
@@ -81,6 +84,16 @@ class Robot:
             self.thread.join(6)
 
 
+def changes(bodies: list[dict], truth: list[str]) -> dict:
+    """What the router's extra work did to the first answers: how many it changed, how many
+    of those it fixed (first wrong, final right) and broke (first right, final wrong)."""
+    changed = [(b["first"]["answer"], b["answer"], t) for b, t in zip(bodies, truth)
+               if b["answer"] != b["first"]["answer"]]
+    return {"answers_changed": len(changed),
+            "answers_fixed": sum(final == t for _, final, t in changed),
+            "answers_broken": sum(first == t for first, _, t in changed)}
+
+
 def metrics(robot: Robot) -> dict:
     if not robot.replies:
         return {"requests": 0, "errors": len(robot.errors)}
@@ -99,6 +112,7 @@ def metrics(robot: Robot) -> dict:
         "accuracy": float(np.mean([b["answer"] == t for b, t in zip(bodies, truth)])),
         "first_answer_accuracy": float(np.mean([b["first"]["answer"] == t
                                                 for b, t in zip(bodies, truth)])),
+        **changes(bodies, truth),
         "mean_spent": float(spent.mean()),
         "mean_budget": float(budgets.mean()),
         "over_budget": int(np.sum(spent > np.maximum(budgets, 1.0))),
@@ -122,12 +136,12 @@ def sources(name: str, seconds: float) -> tuple[list[Robot], list[str]]:
     return [Robot(service, rate=10.0, seconds=seconds)], overrides(service, log)
 
 
-def robot(duration: float | None, run) -> dict:
-    """Run the demo for `duration` seconds (default 30)."""
+def robot(duration: float | None, run, out: Path) -> dict:
+    """Run the demo for `duration` seconds (default 30); it draws no figure (`out`)."""
     duration = duration or 30.0
     service, log = free_endpoint(), free_endpoint()
     pipe = Pipeline.from_yaml(pipelines.find("robot"), overrides(service, log))
-    client = Robot(service, rate=10.0, seed=int(uuid.uuid4().int % 1000))
+    client = Robot(service, rate=10.0)
     report = run_demo(pipe, None, [client], run, duration)
     report["metrics"] = metrics(client)
     report["errors"] = client.errors[:5]

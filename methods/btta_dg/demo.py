@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from edgert.streams.zmq_link import Subscriber, free_endpoint
 
 REST_S = 1.5
 USER = 101  # a subject seed no training run uses
+BLOCK = 8  # trials per block of the accuracy curve
 
 
 def recordings(name: str, trials: int, seed: int = 0) -> tuple[list[Recording], list[tuple]]:
@@ -66,17 +68,27 @@ class ZmqClient:
         self.sub.close()
 
 
-def score(client: Client, cues: list[tuple], t0: float) -> tuple[float, int]:
-    """Accuracy of the client's predictions, each matched to its cue by time."""
+def hits(client: Client, cues: list[tuple], t0: float) -> dict[int, bool]:
+    """Per decoded trial (its cue's index), whether the prediction was the cued class; each
+    prediction is matched to its cue by time."""
     if not client.data:
-        return 0.0, 0
+        return {}
     probs = np.concatenate(client.data)
     ends = np.array([t + EPOCH[1] for t, _ in cues])
-    hits = []
+    found = {}
     for stamp, p in zip(client.stamps, probs):
         k = int(np.argmin(np.abs(ends - (stamp - t0))))
-        hits.append(int(np.argmax(p)) == cues[k][1])
-    return float(np.mean(hits)), len(hits)
+        found[k] = int(np.argmax(p)) == cues[k][1]
+    return found
+
+
+def blocks(found: dict[int, bool]) -> list[float]:
+    """Accuracy per block of BLOCK consecutive trials (the last block may be shorter)."""
+    if not found:
+        return []
+    last = max(found) // BLOCK
+    return [float(np.mean(h)) for b in range(last + 1)
+            if (h := [v for k, v in found.items() if k // BLOCK == b])]
 
 
 def overrides(name: str, endpoint: str) -> list[str]:
@@ -93,9 +105,10 @@ def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     return [Replay(streams, chunk_size=10)], overrides(name, free_endpoint())
 
 
-def bci(duration: float | None, run) -> dict:
-    """Run the demo for `duration` seconds (default 120: about 20 trials)."""
-    duration = duration or 120.0
+def bci(duration: float | None, run, out: Path) -> dict:
+    """Run the demo for `duration` seconds (default 240: about 43 trials, five blocks);
+    the accuracy-per-block figure goes into `out`."""
+    duration = duration or 240.0
     name = f"edgert-bci-{uuid.uuid4().hex[:6]}"
     streams, cues = recordings(name, int(duration / (synth.TRIAL_S + REST_S)) + 2)
     endpoint = free_endpoint()
@@ -103,17 +116,60 @@ def bci(duration: float | None, run) -> dict:
     adapted, prior = Client(f"{name}-probs"), Client(f"{name}-prior")
     zmq_client = ZmqClient(endpoint)
     replay = ReplayProcess(streams, chunk_size=10)
-    report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,))
+
+    def status() -> str:
+        t0 = replay.t_start or 0.0
+        return line(blocks(hits(adapted, cues, t0)), blocks(hits(prior, cues, t0)))
+
+    report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,),
+                      status=status)
     report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
+    report["figures"] = [str(figure(report["metrics"], out / f"{name}.png"))]
     return report
+
+
+def line(adapted: list[float], unadapted: list[float]) -> str:
+    """The live line: accuracy per block of trials, adapted against unadapted."""
+    if not adapted:
+        return f"accuracy per block of {BLOCK} trials: waiting for the first trial"
+    cells = [f"{a:.0%}/{u:.0%}" for a, u in zip(adapted, unadapted)]
+    return f"accuracy per block of {BLOCK} trials, adapted/unadapted: {'  '.join(cells)}"
 
 
 def metrics(adapted: Client, prior: Client, zmq_client: ZmqClient, cues: list[tuple],
             t0: float) -> dict:
-    accuracy, decoded = score(adapted, cues, t0)
-    unadapted, _ = score(prior, cues, t0)
+    ours, theirs = hits(adapted, cues, t0), hits(prior, cues, t0)
     lat = np.array(adapted.latency) * 1e3 if adapted.latency else np.zeros(1)
-    return {"trials_decoded": decoded, "online_accuracy": accuracy,
-            "online_accuracy_no_adaptation": unadapted, "zmq_messages": zmq_client.count,
+    return {"trials_decoded": len(ours),
+            "online_accuracy": float(np.mean(list(ours.values()))) if ours else 0.0,
+            "online_accuracy_no_adaptation": float(np.mean(list(theirs.values())))
+            if theirs else 0.0,
+            "block_trials": BLOCK, "block_accuracy": blocks(ours),
+            "block_accuracy_no_adaptation": blocks(theirs),
+            "zmq_messages": zmq_client.count,
             "client_p50_ms": float(np.percentile(lat, 50)),
             "client_p99_ms": float(np.percentile(lat, 99))}
+
+
+def figure(m: dict, path: Path) -> Path:
+    """Online accuracy per block of trials, with and without adaptation, against chance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("block_accuracy", "adapted (BTTA-DG)"),
+                       ("block_accuracy_no_adaptation", "same trials, no adaptation")):
+        ax.plot(np.arange(1, len(m[key]) + 1), m[key], marker="o", label=label)
+    ax.axhline(1 / len(synth.LABELS), color="grey", lw=0.8, ls="--", label="chance")
+    ax.set_xlabel(f"block of {m['block_trials']} trials")
+    ax.set_ylabel("online accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title("a new user, decoded live")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

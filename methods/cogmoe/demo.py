@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 from edgert import pipelines
-from edgert.methods.cache import cache_folder
 from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
 from edgert.methods.cogmoe.features import CHUNK, WINDOW_S
 from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, simulate
@@ -78,8 +77,8 @@ def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     return [Replay(recordings(name, int(seconds) + 1)[0], chunk_size=CHUNK)], overrides(name)
 
 
-def car(duration: float | None, run) -> dict:
-    """Run the demo for `duration` seconds (default 90)."""
+def car(duration: float | None, run, out: Path) -> dict:
+    """Run the demo for `duration` seconds (default 90); its figure goes into `out`."""
     duration = duration or 90.0
     name = f"edgert-car-{uuid.uuid4().hex[:6]}"
     streams, load, trouble = recordings(name, int(duration) + 5)
@@ -88,7 +87,7 @@ def car(duration: float | None, run) -> dict:
     replay = ReplayProcess(streams, chunk_size=CHUNK)
     report = run_demo(pipe, replay, [client], run, duration)
     report["metrics"] = metrics(client, load, trouble, replay.t_start)
-    report["plot"] = str(plot(client, load, trouble, replay.t_start, name))
+    report["figures"] = [str(plot(client, load, trouble, replay.t_start, out / f"{name}.png"))]
     return report
 
 
@@ -135,15 +134,14 @@ def _mean(x: np.ndarray) -> float:
     return float(x.mean()) if len(x) else float("nan")
 
 
-def plot(client: Client, load: np.ndarray, trouble: dict, t0: float, name: str) -> Path:
-    """Estimate, true load and per-sensor gate weights over the drive."""
+def plot(client: Client, load: np.ndarray, trouble: dict, t0: float, path: Path) -> Path:
+    """Estimate, true load and per-sensor gate weights over the drive, saved at `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     times, est = _series(client, t0)
-    path = cache_folder("cogmoe") / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
     top.plot(np.arange(len(load)), load, color="k", label="true load")

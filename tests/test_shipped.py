@@ -1,0 +1,58 @@
+"""The bundles that ship inside the package: intact, made by this repo's own commands (the
+manifest says which, with the seed and code version), used by a fresh machine's demos, and
+made again the same way by a quick retrain (slow)."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from edgert.export.bundle import Bundle
+from edgert.export.parity import ort_runner, ort_session, random_samples
+from edgert.methods.cache import shipped_bundle, status
+from edgert.methods.ship import ship
+
+METHODS = ("btta_dg", "bolt", "cogmoe")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_shipped_bundle_verifies_and_says_how_it_was_made(method):
+    path = shipped_bundle(method)
+    assert path is not None, f"python -m edgert.methods.ship {method} makes it"
+    result = subprocess.run(["edgert", "verify", str(path)], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    made = Bundle.load(path).manifest.provenance
+    assert made.command.startswith(f"edgert train {method} --quick") and made.seed == 0
+    assert made.code_version and made.sources == f"methods/{method}"
+    assert "sources_match" in result.stdout
+
+
+def test_a_fresh_machine_uses_the_shipped_bundles(edgert_cache):
+    for method in METHODS:
+        assert status(method).startswith("the shipped bundle"), method
+    assert (shipped_bundle("bolt").parent / "router.json").exists(), "BOLT's router ships too"
+
+
+def outputs(bundle: Bundle, samples: list[dict]) -> list[np.ndarray]:
+    run = ort_runner(ort_session(bundle.model_path()))
+    return [next(iter(run(x).values())) for x in samples]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_a_quick_retrain_makes_the_shipped_bundle_again(method, tmp_path, edgert_cache):
+    """Same inputs and outputs, shapes included, and the same predictions on seeded inputs
+    for at least 90 % of them (training is seeded; the band allows for a BLAS that sums in
+    another order)."""
+    shipped = Bundle.load(shipped_bundle(method))
+    again = Bundle.load(ship(method, tmp_path / method))
+    assert again.manifest.inputs == shipped.manifest.inputs
+    assert again.manifest.outputs == shipped.manifest.outputs
+    samples = random_samples(shipped.manifest.inputs, shipped.manifest.example_dims, n=8)
+    ours, theirs = outputs(again, samples), outputs(shipped, samples)
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape
+    agree = np.mean(np.concatenate([(a.argmax(-1) == b.argmax(-1)).ravel()
+                                    for a, b in zip(ours, theirs)]))
+    assert agree >= 0.9, json.dumps({"method": method, "agreement": float(agree)})
