@@ -121,7 +121,7 @@ def test_unknown_suite_is_refused_with_the_choices(tmp_path):
     done = subprocess.run(["edgert", "bench", "nope", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "unknown suite(s) ['nope']" in done.stderr
-    assert "pipelines" in done.stdout, "the error lists the suites"
+    assert "pipelines" in done.stderr, "the error lists the suites"
 
 
 @pytest.mark.slow

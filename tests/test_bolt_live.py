@@ -13,7 +13,8 @@ from edgert import pipelines
 from edgert.methods.bolt import request
 from edgert.methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
                                write_robo2vlm)
-from edgert.methods.bolt.evaluate import evaluate, figures
+from edgert.methods.bolt.evaluate import evaluate
+from edgert.methods.bolt.figures import figures
 from edgert.methods.bolt.export import cached_bundle
 from edgert.methods.bolt.policy import load
 from edgert.methods.bolt.train import Config, train

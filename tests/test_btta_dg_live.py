@@ -14,7 +14,8 @@ from edgert.export.verify import verify
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.btta_dg.demo import overrides, recordings
-from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate, figures
+from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.btta_dg.figures import figures
 from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.train import Trained, epoch, population, train_source
 from edgert.runtime.console import results_table

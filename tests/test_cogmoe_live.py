@@ -11,7 +11,8 @@ import pytest
 from edgert import pipelines
 from edgert.export.verify import verify
 from edgert.methods.cogmoe.demo import overrides, recordings
-from edgert.methods.cogmoe.evaluate import VARIANTS, Config, evaluate, figures
+from edgert.methods.cogmoe.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.cogmoe.figures import figures
 from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
 from edgert.methods.cogmoe.simulate import LEVELS
 from edgert.methods.cogmoe.train import Trained, dataset, fit

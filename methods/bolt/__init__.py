@@ -13,6 +13,6 @@ from edgert.methods.base import Method, lazy
 METHOD = Method(name="bolt", kind="stream", train=lazy("edgert.methods.bolt.train:train"),
                 export=lazy("edgert.methods.bolt.export:export"),
                 evaluate=lazy("edgert.methods.bolt.evaluate:evaluate"),
-                figures=lazy("edgert.methods.bolt.evaluate:figures"), pipeline="robot",
+                figures=lazy("edgert.methods.bolt.figures:figures"), pipeline="robot",
                 sources=lazy("edgert.methods.bolt.demo:sources"),
                 demos={"robot": lazy("edgert.methods.bolt.demo:robot")})

@@ -11,6 +11,6 @@ from edgert.methods.base import Method, lazy
 METHOD = Method(name="btta_dg", kind="stream", train=lazy("edgert.methods.btta_dg.train:train"),
                 export=lazy("edgert.methods.btta_dg.export:export"),
                 evaluate=lazy("edgert.methods.btta_dg.evaluate:evaluate"),
-                figures=lazy("edgert.methods.btta_dg.evaluate:figures"), pipeline="bci",
+                figures=lazy("edgert.methods.btta_dg.figures:figures"), pipeline="bci",
                 demos={"bci": lazy("edgert.methods.btta_dg.demo:bci")},
                 sources=lazy("edgert.methods.btta_dg.demo:sources"))

@@ -17,6 +17,7 @@ import numpy as np
 from edgert import pipelines
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.export import cached_bundle
+from edgert.methods.btta_dg.figures import block_accuracy
 from edgert.methods.btta_dg.train import EPOCH
 from edgert.runtime.demo import Client, run_demo
 from edgert.runtime.pipeline import Pipeline
@@ -124,7 +125,7 @@ def bci(duration: float | None, run, out: Path) -> dict:
     report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,),
                       status=status)
     report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
-    report["figures"] = [str(figure(report["metrics"], out / f"{name}.png"))]
+    report["figures"] = [str(block_accuracy(report["metrics"], out / f"{name}.png"))]
     return report
 
 
@@ -149,27 +150,3 @@ def metrics(adapted: Client, prior: Client, zmq_client: ZmqClient, cues: list[tu
             "zmq_messages": zmq_client.count,
             "client_p50_ms": float(np.percentile(lat, 50)),
             "client_p99_ms": float(np.percentile(lat, 99))}
-
-
-def figure(m: dict, path: Path) -> Path:
-    """Online accuracy per block of trials, with and without adaptation, against chance."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("block_accuracy", "adapted (BTTA-DG)"),
-                       ("block_accuracy_no_adaptation", "same trials, no adaptation")):
-        ax.plot(np.arange(1, len(m[key]) + 1), m[key], marker="o", label=label)
-    ax.axhline(1 / len(synth.LABELS), color="grey", lw=0.8, ls="--", label="chance")
-    ax.set_xlabel(f"block of {m['block_trials']} trials")
-    ax.set_ylabel("online accuracy")
-    ax.set_ylim(0, 1)
-    ax.set_title("a new user, decoded live")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

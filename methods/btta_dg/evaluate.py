@@ -175,31 +175,6 @@ def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
     return _score(runs)
 
 
-def figures(result: dict, out: Path) -> list[Path]:
-    """The sinc layer's learned bands against each synthetic user's true mu and beta bands,
-    drawn from `evaluate`'s result, beside `out`."""
-    cfg = Config(**result["config"])
-    path = Path(out).with_suffix(".bands.png")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    for s in range(1, cfg.subjects + 1):
-        for name, (lo, hi) in synth.true_bands(synth.make_subject(s, cfg.shift)).items():
-            ax.axvspan(lo, hi, color="tab:orange" if name == "mu" else "tab:green", alpha=0.08)
-    for i, (lo, hi) in enumerate(result["learned_bands_hz"]):
-        ax.plot([lo, hi], [i, i], lw=5, color="tab:blue")
-    ax.set_xlabel("Hz")
-    ax.set_ylabel("sinc filter")
-    ax.set_title("learned bands (blue); users' true mu (orange) and beta (green) bands")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
-
-
 def evaluate(quick: bool = False, config: Config | None = None) -> dict:
     """Run every protocol; returns DESIGN.md's `{"method", "config", "results"}`."""
     cfg = config or (Config.quick() if quick else Config())

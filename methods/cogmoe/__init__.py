@@ -11,6 +11,6 @@ from edgert.methods.base import Method, lazy
 METHOD = Method(name="cogmoe", kind="stream", train=lazy("edgert.methods.cogmoe.train:train"),
                 export=lazy("edgert.methods.cogmoe.export:export"),
                 evaluate=lazy("edgert.methods.cogmoe.evaluate:evaluate"),
-                figures=lazy("edgert.methods.cogmoe.evaluate:figures"), pipeline="car",
+                figures=lazy("edgert.methods.cogmoe.figures:figures"), pipeline="car",
                 demos={"car": lazy("edgert.methods.cogmoe.demo:car")},
                 sources=lazy("edgert.methods.cogmoe.demo:sources"))

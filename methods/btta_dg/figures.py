@@ -1,0 +1,59 @@
+"""BTTA-DG's figures, drawn from the JSON `evaluate` writes and from the live demo's
+metrics."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.evaluate import Config
+
+
+def figures(result: dict, out: Path) -> list[Path]:
+    """The sinc layer's learned bands against each synthetic user's true mu and beta bands,
+    drawn from `evaluate`'s result, beside `out`."""
+    cfg = Config(**result["config"])
+    path = Path(out).with_suffix(".bands.png")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for s in range(1, cfg.subjects + 1):
+        for name, (lo, hi) in synth.true_bands(synth.make_subject(s, cfg.shift)).items():
+            ax.axvspan(lo, hi, color="tab:orange" if name == "mu" else "tab:green", alpha=0.08)
+    for i, (lo, hi) in enumerate(result["learned_bands_hz"]):
+        ax.plot([lo, hi], [i, i], lw=5, color="tab:blue")
+    ax.set_xlabel("Hz")
+    ax.set_ylabel("sinc filter")
+    ax.set_title("learned bands (blue); users' true mu (orange) and beta (green) bands")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+def block_accuracy(m: dict, path: Path) -> Path:
+    """Online accuracy per block of trials, with and without adaptation, against chance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("block_accuracy", "adapted (BTTA-DG)"),
+                       ("block_accuracy_no_adaptation", "same trials, network alone (aligned)")):
+        ax.plot(np.arange(1, len(m[key]) + 1), m[key], marker="o", label=label)
+    ax.axhline(1 / len(synth.LABELS), color="grey", lw=0.8, ls="--", label="chance")
+    ax.set_xlabel(f"block of {m['block_trials']} trials")
+    ax.set_ylabel("online accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title("a new user, decoded live")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
