@@ -2,11 +2,13 @@
 it finds the shared real recordings."""
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 CHECKPOINT = "checkpoint.pt"
+log = logging.getLogger(__name__)
 
 
 def recordings_folder() -> Path:
@@ -28,11 +30,15 @@ def stale(checkpoint: Path, method: str) -> bool:
     return any(path.stat().st_mtime > checkpoint.stat().st_mtime for path in sources)
 
 
-def cached_checkpoint(method: str, train: Callable[[Path], object]) -> Path:
-    """This machine's checkpoint of `method`, trained by `train(folder)` if there is none or
-    the method's code is newer than it."""
+def cached_checkpoint(method: str, train: Callable[[Path], object], minutes: float) -> Path:
+    """This machine's checkpoint of `method`, trained by `train(folder)` (about `minutes` on
+    2 cores, said before it starts) if there is none or the method's code is newer than it."""
     path = cache_folder(method) / CHECKPOINT
     if not path.exists() or stale(path, method):
+        why = "no trained model cached" if not path.exists() else "the cached model is older "\
+              "than the method's code"
+        log.warning("%s: %s in %s: training one, about %g min on 2 cores", method, why,
+                    path.parent, minutes)
         train(path.parent)
     return path
 
@@ -44,7 +50,7 @@ def shipped_bundle(method: str) -> Path | None:
 
 
 def cached_bundle(method: str, train: Callable[[Path], object],
-                  export: Callable[[Path, Path], object]) -> Path:
+                  export: Callable[[Path, Path], object], minutes: float) -> Path:
     """The bundle of this machine's own trained model when there is a current one (exported
     again whenever the checkpoint is newer than the bundle); else the bundle shipped with
     the package; else `train(folder)` first, then `export(bundle, checkpoint)`."""
@@ -52,7 +58,7 @@ def cached_bundle(method: str, train: Callable[[Path], object],
     shipped = shipped_bundle(method)
     if shipped and (not path.exists() or stale(path, method)):
         return shipped
-    checkpoint = cached_checkpoint(method, train)
+    checkpoint = cached_checkpoint(method, train, minutes)
     bundle = checkpoint.parent / "bundle"
     manifest = bundle / "manifest.json"
     if not manifest.exists() or manifest.stat().st_mtime < checkpoint.stat().st_mtime:

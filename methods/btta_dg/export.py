@@ -15,12 +15,18 @@ from edgert.methods.btta_dg.model import bake
 from edgert.methods.btta_dg.train import EPOCH, Trained, epoch, train
 
 BANDPASS_HZ = (4.0, 40.0)
+QUICK_MINUTES = 0.25  # `edgert train btta_dg --quick` on 2 cores
+
+
+def quick(folder: Path) -> Path:
+    """The quick training run the demo and a bare `edgert export btta_dg` use."""
+    return train(folder, quick=True)
 
 
 def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: bool = False
            ) -> Bundle:
     """Export a trained checkpoint (default: this machine's cached one, trained if absent)."""
-    checkpoint = Path(checkpoint or cached_checkpoint("btta_dg", train))
+    checkpoint = Path(checkpoint or cached_checkpoint("btta_dg", quick, QUICK_MINUTES))
     trained = Trained.load(checkpoint)
     model = trained.model
     rate = float(trained.meta.get("rate", synth.RATE))
@@ -44,5 +50,5 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
 
 
 def cached_bundle() -> Path:
-    """This machine's bundle, trained (quick: about a minute) and exported on first use."""
-    return shared_cached_bundle("btta_dg", lambda folder: train(folder, quick=True), export)
+    """This machine's own bundle if trained here, else the shipped one."""
+    return shared_cached_bundle("btta_dg", quick, export, QUICK_MINUTES)

@@ -27,10 +27,18 @@ def sample_tokens(count: int, seed: int = 0) -> np.ndarray:
     return np.stack([feats.window_input(w, feats.RATES[feats.REFERENCE])[0] for w in windows])
 
 
+QUICK_MINUTES = 0.5  # `edgert train cogmoe --quick` on 2 cores
+
+
+def quick(folder: Path) -> Path:
+    """The quick training run the demo and a bare `edgert export cogmoe` use."""
+    return train(folder, quick=True)
+
+
 def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: bool = False
            ) -> Bundle:
     """Export a trained checkpoint (default: this machine's cached one, trained if absent)."""
-    checkpoint = Path(checkpoint or cached_checkpoint("cogmoe", train))
+    checkpoint = Path(checkpoint or cached_checkpoint("cogmoe", quick, QUICK_MINUTES))
     model = Trained.load(checkpoint).model
     x = sample_tokens(4)
     real = [{"tokens": x[:1]}, {"tokens": x[1:]}]
@@ -49,5 +57,5 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
 
 
 def cached_bundle() -> Path:
-    """This machine's bundle, trained (quick) and exported on first use."""
-    return shared_cached_bundle("cogmoe", lambda folder: train(folder, quick=True), export)
+    """This machine's own bundle if trained here, else the shipped one."""
+    return shared_cached_bundle("cogmoe", quick, export, QUICK_MINUTES)
