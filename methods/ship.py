@@ -30,13 +30,18 @@ def shipped_folder(method: str) -> Path:
 
 
 def code_version() -> str:
-    """edgert's version and, in a git checkout, the commit (marked dirty if edited)."""
+    """edgert's version and, in a git checkout, the commit, marked dirty if code was edited
+    since (the shipped folders being rewritten do not count)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=METHODS, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
     try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=METHODS,
-                                capture_output=True, text=True, check=True).stdout.strip()
+        commit = git("rev-parse", "--short", "HEAD")
+        edited = git("status", "--porcelain", "--", ".", ":(exclude)*/shipped/*")
     except (OSError, subprocess.CalledProcessError):
-        commit = "no git"
-    return f"{__version__} ({commit})"
+        return f"{__version__} (no git)"
+    return f"{__version__} ({commit}{'-dirty' if edited else ''})"
 
 
 def ship(name: str, out: Path | None = None) -> Path:

@@ -307,11 +307,13 @@ def test_filter_matches_offline_filtering_across_chunks():
     assert spectrum[(freqs > 12) & (freqs < 25)].mean() > 10 * spectrum[freqs > 60].mean()
 
 
-def test_filter_rejects_cutoffs_beyond_nyquist():
+def test_a_cutoff_beyond_nyquist_stops_the_run_naming_node_and_field():
     pipe = build([FEED, {"name": "lp", "node": "filter",
                          "params": {"kind": "lowpass", "freqs": 200}}, SINK])
     report = run_through(pipe, chunks_of(np.zeros((10, 4), np.float32)))
-    assert report["quarantined"]["lp"] == {"error:ValueError": 1}
+    assert report["quarantined"] == {}, "a setting, not a bad chunk"
+    assert "node 'lp'" in pipe.fatal and "'freqs'" in pipe.fatal and "Nyquist" in pipe.fatal
+    assert pipe.fatal in pipe.shortfalls(report)
 
 
 def test_resample_keeps_a_sine_and_does_not_depend_on_chunking():

@@ -20,7 +20,7 @@ def test_sigint_stops_a_run_started_with_sigint_ignored(tmp_path):
     report = tmp_path / "run.json"
     proc = subprocess.Popen(
         ["edgert", "run", "passthrough", "--quiet", "--duration", "60", "--report", str(report),
-         "--set", f"source.name=nothing-{uuid.uuid4().hex[:8]}"],
+         "--set", f"source.name=nothing-{uuid.uuid4().hex[:8]}", "--set", "source.wait=0"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
@@ -28,8 +28,10 @@ def test_sigint_stops_a_run_started_with_sigint_ignored(tmp_path):
         while not catches_sigint(proc.pid) and time.monotonic() < end:
             time.sleep(0.2)
         assert catches_sigint(proc.pid), "edgert run still ignores SIGINT after 30 s"
+        time.sleep(3.0)  # past start-up (a SIGINT there answers "stopped during start-up")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 0
+        assert proc.wait(20) == 1, "stopped with its report; exit 1: its sink received nothing"
     finally:
         proc.kill()
-    assert json.loads(report.read_text())["pipeline"] == "passthrough"
+    result = json.loads(report.read_text())
+    assert result["pipeline"] == "passthrough" and "received nothing" in result["shortfalls"][0]

@@ -19,7 +19,8 @@ class LSLInlet(Source):
     """Receives the first LSL stream matching name/type/source_id; reconnects if it vanishes.
 
     The pipeline does not start until the stream is found: after `wait` seconds the start
-    fails, naming the stream, rather than a run waiting on nothing."""
+    fails, naming the stream, rather than a run waiting on nothing. `wait: 0` starts without
+    it, for a sensor the pipeline can do without until it appears."""
 
     class Params(Params):
         name: str | None = None
@@ -29,12 +30,15 @@ class LSLInlet(Source):
         max_buflen: float = Field(10.0, gt=0, description="seconds LSL buffers for this inlet")
         max_chunk: int = Field(1024, gt=0)
         reconnect: bool = True
-        wait: float = Field(30.0, gt=0, description="seconds to wait for the stream at start")
+        wait: float = Field(30.0, ge=0, description="seconds to wait for the stream at start; "
+                            "0: start without it, connect when it appears")
 
     def start(self) -> None:
         p = self.p
         self.inlet = Inlet(p.name, p.type, p.source_id, tuple(p.processing), p.max_buflen,
                            p.max_chunk, p.reconnect)
+        if p.wait == 0:
+            return
         deadline = time.monotonic() + p.wait
         if self.inlet.open(min(p.wait, SLICE_S)):
             return
