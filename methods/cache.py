@@ -43,6 +43,12 @@ def cached_checkpoint(method: str, train: Callable[[Path], object], minutes: flo
     return path
 
 
+def current(method: str) -> bool:
+    """Whether this machine has its own checkpoint of `method`, newer than the method's code."""
+    path = cache_folder(method) / CHECKPOINT
+    return path.exists() and not stale(path, method)
+
+
 def shipped_bundle(method: str) -> Path | None:
     """The bundle that ships inside the package (see `edgert.methods.ship`), if any."""
     path = Path(__file__).parent / method / "shipped" / "bundle"
@@ -54,9 +60,8 @@ def cached_bundle(method: str, train: Callable[[Path], object],
     """The bundle of this machine's own trained model when there is a current one (exported
     again whenever the checkpoint is newer than the bundle); else the bundle shipped with
     the package; else `train(folder)` first, then `export(bundle, checkpoint)`."""
-    path = cache_folder(method) / CHECKPOINT
     shipped = shipped_bundle(method)
-    if shipped and (not path.exists() or stale(path, method)):
+    if shipped and not current(method):
         return shipped
     checkpoint = cached_checkpoint(method, train, minutes)
     bundle = checkpoint.parent / "bundle"
@@ -70,7 +75,7 @@ def status(method: str) -> str:
     """Which model `method`'s demos use on this machine, and where it is."""
     path = cache_folder(method) / CHECKPOINT
     shipped = shipped_bundle(method)
-    if path.exists() and not stale(path, method):
+    if current(method):
         return f"trained here, {path.parent}"
     if shipped:
         older = f"; the one in {path.parent} is older than the code" if path.exists() else ""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from edgert import __version__
 from edgert.export.bundle import Bundle, Provenance, sources_sha256
+from edgert.methods.cache import CHECKPOINT
 from edgert.runtime.methods import find
 
 METHODS = Path(__file__).resolve().parent
@@ -51,7 +52,7 @@ def ship(name: str, out: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         trained = Path(tmp) / "trained"
         checkpoint = Path(method.train(trained, True))
-        checkpoint = checkpoint if checkpoint.is_file() else checkpoint / "checkpoint.pt"
+        checkpoint = checkpoint if checkpoint.is_file() else checkpoint / CHECKPOINT
         bundle = method.export(out=Path(tmp) / "bundle", checkpoint=checkpoint)
         bundle.manifest.provenance = Provenance(
             command=f"edgert train {name} --quick --out DIR && edgert export {name} "

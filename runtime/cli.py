@@ -159,8 +159,14 @@ def _starting():
 
 
 def _finish(result: dict, report: Optional[Path], title: str = "") -> None:
-    """Print and save the report, then exit 1 if the run fell short (its `shortfalls`)."""
+    """Print and save the report (a demo's metrics and figures after its table), then exit
+    1 if the run fell short (its `shortfalls`)."""
     console.print(report_table(result, title))
+    if "metrics" in result:
+        console.print({k: round(v, 3) if isinstance(v, float) else v
+                       for k, v in result["metrics"].items()})
+    for figure in result.get("figures", []):
+        console.print(f"figure written to {figure}", soft_wrap=True)
     _write_json(report, result)
     for problem in result["shortfalls"]:
         errors.print(f"[red]error:[/red] {escape(problem)}")
@@ -192,10 +198,6 @@ def demo(
     figures = report.parent if report else Path(tempfile.gettempdir()) / "edgert-demos"
     with _starting():
         result = available[name](duration, run_live, figures)
-    console.print({k: round(v, 3) if isinstance(v, float) else v
-                   for k, v in result["metrics"].items()})
-    for figure in result.get("figures", []):
-        console.print(f"figure written to {figure}", soft_wrap=True)
     _finish(result, report, f"demo {name}")
 
 

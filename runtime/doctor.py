@@ -55,12 +55,10 @@ def lsl_config() -> Finding:
 
 
 def onnxruntime() -> Finding:
-    from edgert.runtime.backends.ort import clash, installed_distributions
+    from edgert.runtime.backends.ort import CLASH, CLASH_FIX, clash, installed_distributions
 
-    problem = clash(installed_distributions())
-    if problem:
-        return Finding("ONNX Runtime", "fault", problem.split("; fix: ")[0],
-                       problem.split("; fix: ")[-1])
+    if clash(installed_distributions()):
+        return Finding("ONNX Runtime", "fault", CLASH, CLASH_FIX)
     try:
         import onnxruntime as ort
     except ImportError as e:

@@ -20,12 +20,15 @@ PROVIDERS = {
 }
 
 
+CLASH = "both onnxruntime and onnxruntime-gpu are installed and overwrite each other"
+CLASH_FIX = ("pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu "
+             "(GPU) or onnxruntime (CPU)")
+
+
 def clash(installed: set[str]) -> str | None:
     """onnxruntime and onnxruntime-gpu share one folder: with both, either may be broken."""
     if {"onnxruntime", "onnxruntime-gpu"} <= installed:
-        return ("both onnxruntime and onnxruntime-gpu are installed and overwrite each other; "
-                "fix: pip uninstall -y onnxruntime onnxruntime-gpu && pip install "
-                "onnxruntime-gpu (GPU) or onnxruntime (CPU)")
+        return f"{CLASH}; fix: {CLASH_FIX}"
     return None
 
 
