@@ -12,9 +12,8 @@ from edgert.methods.btta_dg import synth
 from edgert.methods.cache import cached_checkpoint
 from edgert.methods.cache import cached_bundle as shared_cached_bundle
 from edgert.methods.btta_dg.model import bake
-from edgert.methods.btta_dg.train import EPOCH, Trained, epoch, train
+from edgert.methods.btta_dg.train import BANDPASS_HZ, EPOCH, Trained, epoch, train
 
-BANDPASS_HZ = (4.0, 40.0)
 QUICK_MINUTES = 0.25  # `edgert train btta_dg --quick` on 2 cores
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy import signal
 from rich.progress import Progress
 from torch import nn
 
@@ -137,12 +138,20 @@ def population(subjects: list[int], trials: int, sessions: int = 2, shift: float
 
 
 EPOCH = (0.5, 3.5)  # seconds after the cue that the decoder sees
+BANDPASS_HZ = (4.0, 40.0)  # what pipelines/bci.yaml applies before the decoder
+ORDER = 4
 
 
 def epoch(x: np.ndarray, rate: float = synth.RATE, window: tuple[float, float] = EPOCH
           ) -> np.ndarray:
-    """Crop cue-locked trials to the decoder's window."""
-    return x[..., int(window[0] * rate):int(window[1] * rate)]
+    """Cue-locked trials (trials, channels, samples) as the live pipeline hands them to the
+    decoder: band-passed by the same causal Butterworth (settled on the first sample, as the
+    pipeline's filter is long before a trial), then cropped to the decoder's window. A
+    decoder trained on unfiltered trials decoded the live, filtered ones at chance."""
+    sos = signal.butter(ORDER, BANDPASS_HZ, btype="bandpass", fs=rate, output="sos")
+    zi = signal.sosfilt_zi(sos)[:, None, None, :] * x[None, ..., :1]  # (sections, trials, ch, 2)
+    filtered, _ = signal.sosfilt(sos, x, axis=-1, zi=zi)
+    return filtered[..., int(window[0] * rate):int(window[1] * rate)].astype(np.float32)
 
 
 def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
