@@ -8,6 +8,7 @@ def test_demo_runs_and_reports_latency_and_signal_metrics(tmp_path):
     result = subprocess.run(["edgert", "demo", "--duration", "4", "--report", str(out)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == "", "a normal run prints no liblsl error, no library chatter"
     report = json.loads(out.read_text())
     m = report["metrics"]
     assert m["samples_received"] > 500
