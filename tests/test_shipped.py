@@ -56,3 +56,31 @@ def test_a_quick_retrain_makes_the_shipped_bundle_again(method, tmp_path, edgert
     agree = np.mean(np.concatenate([(a.argmax(-1) == b.argmax(-1)).ravel()
                                     for a, b in zip(ours, theirs)]))
     assert agree >= 0.9, json.dumps({"method": method, "agreement": float(agree)})
+
+
+def test_the_shipped_decoder_reads_trials_filtered_as_bci_yaml_filters_them():
+    """Train/serve skew guard: trials cut from continuous EEG band-passed by the filter that
+    `pipelines/bci.yaml` runs, aligned as its `align` node does, decoded well above chance
+    (a decoder trained on unfiltered trials scored 0.33 here)."""
+    from scipy import signal
+
+    from edgert import pipelines
+    from edgert.methods.btta_dg import synth
+    from edgert.methods.btta_dg.align import IncrementalAlignment
+    from edgert.methods.btta_dg.demo import REST_S, USER
+    from edgert.methods.btta_dg.train import EPOCH
+    from edgert.runtime.spec import load
+
+    band = load(pipelines.find("bci")).node("bandpass").params
+    subject = synth.make_subject(USER)
+    data, cues = synth.continuous(subject, synth.make_session(subject, 1), 40, 0, REST_S)
+    sos = signal.butter(band["order"], band["freqs"], btype="bandpass", fs=synth.RATE,
+                        output="sos")
+    zi = signal.sosfilt_zi(sos)[:, :, None] * data[:1]
+    filtered = signal.sosfilt(sos, data, axis=0, zi=zi)[0]
+    start, stop = (int(s * synth.RATE) for s in EPOCH)
+    align = IncrementalAlignment(len(synth.CHANNELS))
+    trials = [align(filtered[c + start:c + stop].T).astype(np.float32) for c, _ in cues]
+    [probs] = outputs(Bundle.load(shipped_bundle("btta_dg")), [{"eeg": np.stack(trials)}])
+    accuracy = np.mean(probs.mean(1).argmax(1) == [y for _, y in cues])
+    assert accuracy > 0.6, accuracy
