@@ -24,6 +24,20 @@ def lazy(ref: str) -> Callable[..., Any]:
     return call
 
 
+class DataError(ValueError):
+    """A user's recording cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Data:
+    """A user's recordings, as `--data PATH... [--format F] [--labels CLASS=MARKER...]` name
+    them: `format` None means each file's suffix says it."""
+
+    paths: tuple[Path, ...]
+    format: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Method:
     """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
@@ -38,7 +52,8 @@ class Method:
     of a service pipeline) has `open()`, `ready(timeout)`, `start()`, `wait()`, `stop()`. A batch job's
     `run(config, seed, out_dir) -> {metric: number}`; `grid(quick)` gives its default configs
     and `config` (a pydantic model) validates a user's. `requires` names the modules the
-    method imports beyond edgert's own dependencies, which the extra `extra` installs."""
+    method imports beyond edgert's own dependencies, which the extra `extra` installs.
+    `formats` lists the recording formats `train` and `evaluate` read through `data=Data`."""
 
     name: str
     kind: Literal["stream", "batch"]
@@ -54,6 +69,7 @@ class Method:
     demos: dict[str, Callable[..., dict]] = field(default_factory=dict)
     extra: str | None = None
     requires: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()
 
     def missing(self) -> list[str]:
         """The modules in `requires` that this environment cannot import."""

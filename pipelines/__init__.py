@@ -1,6 +1,8 @@
 """Ready pipelines shipped with edgert; `edgert run NAME` finds them by file name."""
 from pathlib import Path
 
+import yaml
+
 HERE = Path(__file__).parent
 
 
@@ -17,3 +19,9 @@ def find(ref: str | Path) -> Path:
 
 def available() -> list[str]:
     return sorted(p.stem for p in HERE.glob("*.yaml"))
+
+
+def bundle_nodes(ref: str | Path) -> list[str]:
+    """The nodes of a pipeline that load a bundle (what `--set NODE.bundle=DIR` points)."""
+    spec = yaml.safe_load(find(ref).read_text())
+    return [n["name"] for n in spec.get("nodes", []) if "bundle" in (n.get("params") or {})]

@@ -7,6 +7,7 @@ import signal
 import tempfile
 import time
 from contextlib import contextmanager
+from glob import glob
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -210,22 +211,100 @@ def _method(name: str):
         _fail(str(e))
 
 
-@app.command()
+DATA_HELP = ("A recording to read (repeat it, give several, a folder or a glob). "
+             "Its suffix tells its format unless --format says.")
+
+
+def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str]):
+    """`--data`, `--format` and `--labels` as the method's `Data`, checked before any work."""
+    from edgert.methods.base import Data
+
+    if not given:
+        if fmt or labels:
+            _fail("--format and --labels describe --data; give --data PATH")
+        return None
+    if not found.formats:
+        _fail(f"method {found.name!r} reads no recordings: it trains on its simulator only")
+    if fmt is not None and fmt not in found.formats:
+        _fail(f"--format {fmt!r}: method {found.name!r} reads {', '.join(found.formats)}")
+    paths: list[Path] = []
+    for item in given:
+        path = Path(item).expanduser()
+        if path.is_dir():
+            found_here = sorted(p for p in path.iterdir() if p.is_file()
+                                and not p.name.startswith("."))
+        elif any(ch in item for ch in "*?["):
+            found_here = sorted(Path(p) for p in glob(str(path)))
+        else:
+            found_here = [path] if path.is_file() else []
+        if not found_here:
+            _fail(f"--data {item}: no such file (or nothing in that folder or pattern)")
+        paths.extend(found_here)
+    pairs = [part for item in labels for part in item.split(",") if part]
+    if any("=" not in pair or pair.startswith("=") for pair in pairs):
+        _fail(f"--labels {' '.join(labels)}: write each as CLASS=MARKER, e.g. "
+              "--labels left=cue-left,right=cue-right")
+    return Data(tuple(paths), fmt, dict(pair.split("=", 1) for pair in pairs))
+
+
+def _with_data(call, data):
+    """Run a method's train or evaluate; a recording it cannot use is the user's to fix."""
+    from edgert.methods.base import DataError
+
+    try:
+        return call() if data is None else call(data=data)
+    except DataError as e:
+        _fail(str(e))
+
+
+DATA_CONTEXT = {"allow_extra_args": True}  # `--data *.xdf`: the shell's expansion
+
+
+def _data_args(ctx: typer.Context, data: list[str]) -> list[str]:
+    if ctx.args and not data:
+        _fail(f"unexpected argument(s) {' '.join(ctx.args)}; recordings go after --data")
+    return data + list(ctx.args)
+
+
+@app.command(context_settings=DATA_CONTEXT)
 def train(
+    ctx: typer.Context,
     method: str = typer.Argument(..., help="An installed method."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
+    data: list[str] = typer.Option([], help=DATA_HELP),
+    format_: Optional[str] = typer.Option(None, "--format", help="The recordings' format."),
+    labels: list[str] = typer.Option([], help="CLASS=MARKER[,...]: which marker cues which "
+                                     "class, for recordings whose markers are free text."),
     out: Optional[Path] = typer.Option(None, help="Checkpoint folder (default: the method's "
-                                       "cache)."),
+                                       "cache; required with --data)."),
 ) -> None:
-    """Train a method's model here (no pretrained weights are downloaded)."""
-    path = _method(method).train(out, quick)
+    """Train a method's model here (no pretrained weights are downloaded): on its simulator,
+    or on your recordings (--data), then export them as a bundle for its pipeline."""
+    found = _method(method)
+    recorded = _recordings(found, _data_args(ctx, data), format_, labels)
+    if recorded is not None and out is None:
+        _fail("give --out DIR: a model of your recordings must not replace the demo's")
+    path = _with_data(lambda **kw: found.train(out, quick, **kw), recorded)
     console.print(f"checkpoint written to {path}", soft_wrap=True)
+    if recorded is not None and found.export is not None:
+        bundle = found.export(out / "bundle", path).path
+        console.print(f"bundle written to {bundle}", soft_wrap=True)
+        if found.pipeline:
+            console.print(f"run it live: edgert run {found.pipeline} "
+                          + " ".join(f"--set {n}.bundle={bundle}"
+                                     for n in pipelines.bundle_nodes(found.pipeline)),
+                          soft_wrap=True)
 
 
-@app.command()
+@app.command(context_settings=DATA_CONTEXT)
 def evaluate(
+    ctx: typer.Context,
     method: str = typer.Argument(..., help="An installed method."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
+    data: list[str] = typer.Option([], help=DATA_HELP + " The method's protocol runs on "
+                                   "them (BTTA-DG: leave one recording out)."),
+    format_: Optional[str] = typer.Option(None, "--format", help="The recordings' format."),
+    labels: list[str] = typer.Option([], help="CLASS=MARKER[,...], as for train."),
     out: Optional[Path] = typer.Option(None, help="Write the JSON results here, and the "
                                        "figures beside them.", callback=_output),
 ) -> None:
@@ -234,7 +313,8 @@ def evaluate(
     from edgert.runtime.console import gaps_table, results_table
 
     found = _method(method)
-    result = found.evaluate(quick)
+    recorded = _recordings(found, _data_args(ctx, data), format_, labels)
+    result = _with_data(lambda **kw: found.evaluate(quick, **kw), recorded)
     console.print(results_table(result))
     for key in ("gaps", "widening"):
         if (leads := gaps_table(result, key)) is not None:

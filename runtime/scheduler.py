@@ -79,6 +79,10 @@ class Scheduler:
         while self.running.is_set():
             try:
                 chunk = source.read(0.1)
+            except Misconfigured as e:
+                self.fatal = self.fatal or f"node {name!r}: {e}"
+                self.running.clear()
+                return
             except Exception as e:
                 self._failed(name, "read", None, e)
                 time.sleep(0.1)

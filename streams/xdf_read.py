@@ -14,7 +14,18 @@ from edgert.streams.chunk import STRING, StreamInfo
 DTYPES = {"double64": "float64", "float32": "float32", "string": STRING, "int32": "int32",
           "int16": "int16", "int8": "int8", "int64": "int64"}
 
-logging.getLogger("pyxdf").setLevel(logging.WARNING)  # its per-file progress lines are noise
+
+
+class _Benign(logging.Filter):
+    """pyxdf's per-file progress lines, and its note on files without clock-offset chunks
+    (short recordings, files written here), tell a user nothing to act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Segments and clock-segments differ" not in record.getMessage()
+
+
+logging.getLogger("pyxdf").setLevel(logging.WARNING)
+logging.getLogger("pyxdf.pyxdf").addFilter(_Benign())
 
 
 class XdfReadError(ValueError):

@@ -13,4 +13,5 @@ METHOD = Method(name="btta_dg", kind="stream", train=lazy("edgert.methods.btta_d
                 evaluate=lazy("edgert.methods.btta_dg.evaluate:evaluate"),
                 figures=lazy("edgert.methods.btta_dg.figures:figures"), pipeline="bci",
                 demos={"bci": lazy("edgert.methods.btta_dg.demo:bci")},
-                sources=lazy("edgert.methods.btta_dg.demo:sources"))
+                sources=lazy("edgert.methods.btta_dg.demo:sources"),
+                formats=("xdf", "bci_iv_2a", "physionet"))

@@ -4,18 +4,23 @@
   the shared real recordings.
 - BCI Competition IV 2a GDF (cues 769-772: left hand, right hand, feet, tongue), via MNE.
 - PhysioNet EEG Motor Movement/Imagery EDF+ (annotations T0 rest, T1, T2), via MNE.
+- Any XDF with an EEG stream and a string marker stream (`edgert record`, LabRecorder): the
+  user says which marker is which class (`labels`, `--labels left=cue-left`).
 
 Each loader returns a `Continuous`: what the live pipeline would see, so offline training and
-the live path epoch the same way (`epochs`).
+the live path epoch the same way (`epochs`). `load` reads a user's files by format and
+`harmonise` brings them to one channel set and rate, as a bundle's manifest records them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from scipy import signal
 
+from edgert.methods.base import Data, DataError
 from edgert.streams.xdf_read import read_xdf
 
 
@@ -43,7 +48,7 @@ class Continuous:
         a, b = int(round(start * self.rate)), int(round(stop * self.rate))
         keep = [(s, y) for s, y in self.events if s + a >= 0 and s + b <= len(self.data)]
         if not keep:
-            raise ValueError(f"no complete epoch of {start}-{stop} s after any of "
+            raise DataError(f"no complete epoch of {start}-{stop} s after any of "
                              f"{len(self.events)} cues in {len(self.data)} samples")
         x = np.stack([self.data[s + a:s + b].T for s, _ in keep])
         return x.astype(np.float32), np.array([y for _, y in keep])
@@ -65,7 +70,7 @@ def read_bciess_mi(path: str | Path, stream_type: str = "EEG") -> Continuous:
         if parts[0] != "switch":
             continue
         if len(parts) != 4:
-            raise ValueError(f"{path}: marker {value!r} is not 'switch,<n>,<label>,<window_s>'")
+            raise DataError(f"{path}: marker {value!r} is not 'switch,<n>,<label>,<window_s>'")
         sample = int(np.searchsorted(eeg.timestamps, stamp))
         events.append((sample, int(parts[2])))
         window = float(parts[3])
@@ -77,9 +82,38 @@ def read_bciess_mi(path: str | Path, stream_type: str = "EEG") -> Continuous:
 def _one(streams, test, what: str, path):
     found = [r for r in streams if test(r)]
     if not found:
-        raise ValueError(f"{path}: no stream with {what}; streams: "
-                         f"{[r.info.name for r in streams]}")
+        raise DataError(f"{path}: no stream with {what}; streams: "
+                        f"{[(r.info.name, r.info.type) for r in streams]}")
     return found[0]
+
+
+def read_xdf_mi(path: str | Path, labels: dict[str, str], stream_type: str = "EEG",
+                window_s: float = 4.0) -> Continuous:
+    """An XDF of an EEG stream and a string marker stream; `labels` maps each class to the
+    marker that cues it. Without `labels`, a bci-essentials recording's `switch` markers."""
+    streams = read_xdf(path)
+    markers = _one(streams, lambda r: r.info.dtype == "string" and len(r),
+                   "string markers (a marker stream with at least one marker)", path)
+    if not labels:
+        if any(str(v[0]).startswith("switch,") for v in markers.data[:200]):
+            return read_bciess_mi(path, stream_type)
+        raise DataError(f"{path}: say which markers cue which class with --labels "
+                        f"CLASS=MARKER ...; markers in stream {markers.info.name!r}: "
+                        f"{sorted({str(v[0]) for v in markers.data})[:12]}")
+    eeg = _one(streams, lambda r: r.info.type.upper() == stream_type.upper() and len(r),
+               f"type {stream_type!r} and samples", path)
+    classes = tuple(labels)
+    code = {marker: classes.index(name) for name, marker in labels.items()}
+    events = [(int(np.searchsorted(eeg.timestamps, t)), code[str(v)])
+              for t, (v,) in zip(markers.timestamps, markers.data) if str(v) in code]
+    unused = [name for name, marker in labels.items() if marker not in
+              {str(v[0]) for v in markers.data}]
+    if unused:
+        raise DataError(f"{path}: no marker {[labels[n] for n in unused]} (for "
+                        f"{unused}) in stream {markers.info.name!r}; its markers: "
+                        f"{sorted({str(v[0]) for v in markers.data})[:12]}")
+    return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
+                      np.array(events), classes, window_s)
 
 
 BCI_IV_2A_CUES = {"769": "left_hand", "770": "right_hand", "771": "feet", "772": "tongue"}
@@ -90,7 +124,7 @@ def read_bci_iv_2a(path: str | Path) -> Continuous:
     cues 769-772, 4 s of imagery after each cue."""
     import mne
 
-    raw = mne.io.read_raw_gdf(str(path), preload=True, verbose="error")
+    raw = _mne_read(mne.io.read_raw_gdf, path, "GDF")
     eog = [c for c in raw.ch_names if "EOG" in c.upper()]
     raw.drop_channels(eog)
     events, ids = mne.events_from_annotations(raw, verbose="error")
@@ -99,7 +133,7 @@ def read_bci_iv_2a(path: str | Path) -> Continuous:
     rows = [(s, labels.index(BCI_IV_2A_CUES[code_of[c]])) for s, _, c in events
             if code_of[c] in BCI_IV_2A_CUES]
     if not rows:
-        raise ValueError(f"{path}: no cue events 769-772 (found {sorted(ids)}); an evaluation "
+        raise DataError(f"{path}: no cue events 769-772 (found {sorted(ids)}); an evaluation "
                          "file (A0xE) has its cues as 783 and its labels in a separate file")
     return Continuous(raw.get_data().T.astype(np.float32) * 1e6, raw.info["sfreq"],
                       tuple(raw.ch_names), np.array(rows), labels, 4.0)
@@ -115,7 +149,7 @@ def read_physionet_mi(path: str | Path, include_rest: bool = False) -> Continuou
     fist in runs 3, 4, 7, 8, 11, 12 and both fists/both feet in the others; T0 is rest."""
     import mne
 
-    raw = mne.io.read_raw_edf(str(path), preload=True, verbose="error")
+    raw = _mne_read(mne.io.read_raw_edf, path, "EDF+")
     stem = Path(path).stem.upper()
     run = int(stem.split("R")[-1]) if "R" in stem and stem.split("R")[-1].isdigit() else 4
     names = PHYSIONET_IMAGERY_RUNS.get(run, ("left_fist", "right_fist") if run in (3, 7, 11)
@@ -130,7 +164,70 @@ def read_physionet_mi(path: str | Path, include_rest: bool = False) -> Continuou
             durations.append(ann["duration"])
     if not rows:
         found = sorted(set(raw.annotations.description))
-        raise ValueError(f"{path}: no T1/T2 annotations (found {found})")
+        raise DataError(f"{path}: no T1/T2 annotations (found {found})")
     channels = tuple(c.strip(".") for c in raw.ch_names)
     return Continuous(raw.get_data().T.astype(np.float32) * 1e6, raw.info["sfreq"], channels,
                       np.array(rows), labels, float(np.median(durations)))
+
+
+def _mne_read(reader, path: str | Path, kind: str):
+    """MNE's reader, its errors turned into one naming the file and what it should be."""
+    if not Path(path).is_file():
+        raise DataError(f"{path}: no such file")
+    try:
+        return reader(str(path), preload=True, verbose="error")
+    except Exception as e:
+        raise DataError(f"{path}: not a readable {kind} file ({type(e).__name__}: "
+                        f"{str(e).strip()[:200]})") from e
+
+
+FORMATS = {"xdf": ".xdf", "bci_iv_2a": ".gdf", "physionet": ".edf"}
+
+
+def load(data: Data) -> list[Continuous]:
+    """Each file of `data` read by its format (`--format`, else its suffix)."""
+    sets = []
+    for path in data.paths:
+        fmt = data.format or next((f for f, suffix in FORMATS.items()
+                                   if Path(path).suffix.lower() == suffix), None)
+        if fmt is None:
+            raise DataError(f"{path}: cannot tell the format from the suffix "
+                            f"{Path(path).suffix!r}; give --format, one of {list(FORMATS)}")
+        if fmt == "xdf":
+            sets.append(read_xdf_mi(path, data.labels))
+        elif fmt == "bci_iv_2a":
+            sets.append(read_bci_iv_2a(path))
+        elif fmt == "physionet":
+            sets.append(read_physionet_mi(path))
+        else:
+            raise DataError(f"--format {fmt!r} is not one BTTA-DG reads: {list(FORMATS)}")
+    return sets
+
+
+def harmonise(sets: list[Continuous], names: list[str], channels: tuple[str, ...] | None = None,
+              rate: float | None = None) -> list[Continuous]:
+    """Every set on one channel list (default: the first file's) and one rate (default: the
+    first file's), classes merged into one label list in first-seen order."""
+    channels = tuple(channels or sets[0].channels)
+    rate = float(rate or sets[0].rate)
+    labels = tuple(dict.fromkeys(label for s in sets for label in s.labels))
+    out = []
+    for name, s in zip(names, sets):
+        index = {c.upper(): i for i, c in enumerate(s.channels)}
+        missing = [c for c in channels if c.upper() not in index]
+        if missing:
+            raise DataError(f"{name}: lacks channels {missing} that the first recording has; "
+                            f"it has {list(s.channels)}")
+        data = s.data[:, [index[c.upper()] for c in channels]]
+        events = s.events.copy()
+        if s.rate != rate:
+            data = signal.resample_poly(data, *_ratio(rate, s.rate), axis=0).astype(np.float32)
+            events[:, 0] = np.round(events[:, 0] * rate / s.rate).astype(int)
+        events[:, 1] = [labels.index(s.labels[k]) for k in events[:, 1]]
+        out.append(Continuous(data, rate, channels, events, labels, s.window_s))
+    return out
+
+
+def _ratio(new: float, old: float) -> tuple[int, int]:
+    f = Fraction(new / old).limit_denominator(1000)
+    return f.numerator, f.denominator

@@ -6,6 +6,7 @@ Protocols:
 - cross_session: train on every synthetic user's first session, adapt on their second.
 - eeg_mi: the shared real recordings (one user, 4 runs); train on three runs, adapt online on
   the fourth, each run in turn (`--quick`: the last run only).
+- leave_one_out (`--data`): the same on a user's recordings, one file held out at a time.
 BTTA-DG runs on incrementally Euclidean-aligned trials (align.py), as the live pipeline does;
 `ablation_no_alignment` is BTTA-DG on raw trials. Adaptation cost is the time a variant
 spends per trial beyond the plain forward pass (alignment included where it is used).
@@ -25,8 +26,10 @@ from edgert.methods.cache import recordings_folder
 from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline
 from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from edgert.methods.btta_dg.bayes import BayesianAdapter
-from edgert.methods.btta_dg.data import read_bciess_mi
-from edgert.methods.btta_dg.train import EPOCH, Trained, epoch, population, predict, train_source
+from edgert.methods.base import Data, DataError
+from edgert.methods.btta_dg.data import harmonise, load, read_bciess_mi
+from edgert.methods.btta_dg.train import (EPOCH, Trained, epoch, population, predict,
+                                          recorded_trials, train_source)
 
 VARIANTS = ("btta_dg", "no_adaptation", "euclidean_alignment", "bn_adapt", "tent", "t_time",
             "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",
@@ -157,28 +160,66 @@ def cross_session(cfg: Config, progress: Progress) -> tuple[dict, Models]:
     return _score(runs), models
 
 
+def leave_one_out(trials: list[tuple[np.ndarray, np.ndarray]], rate: float,
+                  labels: tuple[str, ...], held_out: list[int], cfg: Config,
+                  progress: Progress) -> tuple[dict, Models]:
+    """Each held-out file (a session or a user) adapted online after training on the rest."""
+    runs = []
+    task = progress.add_task("leave-one-recording-out folds", total=len(held_out))
+    for held in held_out:
+        train = [i for i in range(len(trials)) if i != held]
+        x = np.concatenate([trials[i][0] for i in train])
+        y = np.concatenate([trials[i][1] for i in train])
+        groups = np.concatenate([np.full(len(trials[i][1]), i) for i in train])
+        models = Models(x, y, groups, rate, labels, cfg, progress)
+        xt, yt = trials[held]
+        runs.append((online(models, xt, cfg), yt))
+        progress.advance(task)
+    return _score(runs), models
+
+
 def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
     files = sorted((folder / "eeg_mi").glob("*MISwitch_run-*.xdf"))
     if len(files) < 2:
         return None
     sets = [read_bciess_mi(f).filtered() for f in files]
     trials = [s.epochs(0.0, s.window_s) for s in sets]
-    runs = []
-    for held in cfg.real_runs:
-        train = [i for i in range(len(files)) if i != held - 1]
-        x = np.concatenate([trials[i][0] for i in train])
-        y = np.concatenate([trials[i][1] for i in train])
-        groups = np.concatenate([np.full(len(trials[i][1]), i) for i in train])
-        models = Models(x, y, groups, sets[0].rate, sets[0].labels, cfg, progress)
-        xt, yt = trials[held - 1]
-        runs.append((online(models, xt, cfg), yt))
-    return _score(runs)
+    held = [r - 1 for r in cfg.real_runs]
+    return leave_one_out(trials, sets[0].rate, sets[0].labels, held, cfg, progress)[0]
 
 
-def evaluate(quick: bool = False, config: Config | None = None) -> dict:
-    """Run every protocol; returns DESIGN.md's `{"method", "config", "results"}`."""
+def on_data(data: Data, cfg: Config, quick: bool) -> dict:
+    """The protocol on a user's recordings: leave one file out (each file a session or a
+    user), trials cut as the live pipeline cuts them; `quick` holds out the last file only."""
+    names = [str(p) for p in data.paths]
+    sets = harmonise(load(data), names)
+    if len(sets) < 2:
+        raise DataError(f"evaluate needs at least two recordings (sessions or users) to leave "
+                        f"one out; got {names}")
+    x, y, groups = recorded_trials(sets)
+    trials = [(x[groups == i], y[groups == i]) for i in range(len(sets))]
+    held = [len(sets) - 1] if quick else list(range(len(sets)))
+    with Progress() as progress:
+        scores, models = leave_one_out(trials, sets[0].rate, sets[0].labels, held, cfg,
+                                       progress)
+    results = {v: dict(scores[v]) for v in VARIANTS}
+    return {"method": "btta_dg", "config": cfg.model_dump(), "results": results,
+            "data": {"files": names, "held_out": [names[i] for i in held],
+                     "channels": list(sets[0].channels), "rate_hz": sets[0].rate,
+                     "labels": list(sets[0].labels), "trials": int(len(y))},
+            "learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
+            "epoch_s": list(EPOCH), "protocols": ["leave_one_out"],
+            "columns": ["accuracy", "late_accuracy", "fold_std", "adapt_ms_p50"]}
+
+
+def evaluate(quick: bool = False, config: Config | None = None, data: Data | None = None
+             ) -> dict:
+    """Run every protocol (or, with `data`, the protocol on a user's recordings); returns
+    DESIGN.md's `{"method", "config", "results"}`."""
     cfg = config or (Config.quick() if quick else Config())
     torch.manual_seed(cfg.seed)
+    if data is not None:
+        return on_data(data, cfg, quick)
     with Progress() as progress:
         by_protocol = {"loso": loso(cfg, progress)}
         by_protocol["cross_session"], models = cross_session(cfg, progress)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from edgert.export.bundle import Bundle
@@ -29,14 +30,17 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
     trained = Trained.load(checkpoint)
     model = trained.model
     rate = float(trained.meta.get("rate", synth.RATE))
-    subject = synth.make_subject(999)
-    x, _ = synth.trials(subject, synth.make_session(subject, 1), 8, seed=0)
-    x = epoch(x)[:, :model.config["channels"], :model.config["samples"]]
-    real = [{"eeg": x[:1]}, {"eeg": x[1:4]}, {"eeg": x[4:]}]
+    x = trained.examples
+    if x is None:
+        subject = synth.make_subject(999)
+        x, _ = synth.trials(subject, synth.make_session(subject, 1), 8, seed=0)
+        x = epoch(x)
+    x = np.ascontiguousarray(x, np.float32)
+    real = [{"eeg": part} for part in (x[:1], x[1:4], x[4:]) if len(part)]
     bands = trained.model.bands()
     preprocessing = {
         "rate_hz": rate, "window_samples": model.config["samples"], "layout": "channels_first",
-        "channels": list(synth.CHANNELS), "units": "uV", "bandpass_hz": list(BANDPASS_HZ),
+        "channels": trained.meta.get("channels", list(synth.CHANNELS)), "units": "uV", "bandpass_hz": list(BANDPASS_HZ),
         "epoch_s": list(EPOCH), "output": "probs: (batch, steps, classes), one softmax per step",
         "btta_dg": {"sources": {k: v.to_dict() for k, v in trained.sources.items()},
                     "sinc_bands_hz": None if bands is None else bands.tolist()},

@@ -16,13 +16,13 @@ from scipy import signal
 from rich.progress import Progress
 from torch import nn
 
+from edgert.methods.base import Data, DataError
 from edgert.methods.btta_dg import synth
+from edgert.methods.btta_dg.data import Continuous, harmonise, load
 from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.btta_dg.bayes import SourceStats, source_stats
 from edgert.methods.btta_dg.model import SincAdaptNet
-
-
 
 FEATURES = ("dirichlet", "mean_softmax")
 
@@ -33,6 +33,7 @@ class Trained:
     sources: dict[str, SourceStats]  # by feature kind: BTTA-DG's, and the ablation's
     labels: tuple[str, ...]
     meta: dict
+    examples: np.ndarray | None = None  # a few training trials: the export's parity inputs
 
     @property
     def source(self) -> SourceStats:
@@ -44,7 +45,7 @@ class Trained:
         path = folder / CHECKPOINT
         torch.save({"config": self.model.config, "state": self.model.state_dict(),
                     "sources": {k: v.to_dict() for k, v in self.sources.items()}, "labels": list(self.labels),
-                    "meta": self.meta}, path)
+                    "meta": self.meta, "examples": self.examples}, path)
         return path
 
     @classmethod
@@ -59,8 +60,8 @@ class Trained:
         model = SincAdaptNet(**saved["config"])
         model.load_state_dict(saved["state"])
         sources = {k: SourceStats.from_dict(v) for k, v in saved["sources"].items()}
-        return cls(model.eval(), sources,
-                   tuple(saved["labels"]), saved.get("meta", {}))
+        return cls(model.eval(), sources, tuple(saved["labels"]), saved.get("meta", {}),
+                   saved.get("examples"))
 
 
 def fit(x: np.ndarray, y: np.ndarray, rate: float, classes: int, sinc: bool = True,
@@ -108,16 +109,19 @@ def train_source(x: np.ndarray, y: np.ndarray, rate: float, labels: tuple[str, .
                  sinc: bool = True, epochs: int = 25,
                  seed: int = 0, progress: Progress | None = None, meta: dict | None = None
                  ) -> Trained:
-    """Train on 80 % of the source trials; the mixture's source statistics come from the rest."""
-    order = np.random.default_rng(seed).permutation(len(y))
-    cut = int(0.8 * len(y))
-    fit_idx, held = order[:cut], order[cut:]
+    """Train on 80 % of the source trials; the mixture's source statistics come from the rest
+    (a fifth of each class, so every class has some)."""
+    rng = np.random.default_rng(seed)
+    held = np.concatenate([rng.permutation(np.flatnonzero(y == k))[:max(1, len(y[y == k]) // 5)]
+                           for k in range(len(labels))])
+    fit_idx = np.setdiff1d(np.arange(len(y)), held)
     model = fit(x[fit_idx], y[fit_idx], rate, len(labels), sinc, epochs, seed,
                 progress=progress, description="training SincAdaptNet" if sinc else
                 "training the conv ablation")
     probs = predict(model, x[held])
     sources = {kind: source_stats(probs, y[held], kind) for kind in FEATURES}
-    return Trained(model, sources, labels, dict(meta or {}, rate=rate, epochs=epochs, seed=seed))
+    return Trained(model, sources, labels, dict(meta or {}, rate=rate, epochs=epochs, seed=seed),
+                   x[held[:8]])
 
 
 def population(subjects: list[int], trials: int, sessions: int = 2, shift: float = 1.0,
@@ -154,8 +158,44 @@ def epoch(x: np.ndarray, rate: float = synth.RATE, window: tuple[float, float] =
     return filtered[..., int(window[0] * rate):int(window[1] * rate)].astype(np.float32)
 
 
-def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
-    """Train on Euclidean-aligned synthetic source users and save the checkpoint."""
+def recorded_trials(sets: list[Continuous]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A user's recordings as the live pipeline cuts them: band-passed continuously, then the
+    decoder's window after each cue; trials, labels and the file each came from."""
+    parts = [s.filtered(*BANDPASS_HZ, ORDER).epochs(*EPOCH) for s in sets]
+    x = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    return x, y, np.concatenate([np.full(len(p[1]), i) for i, p in enumerate(parts)])
+
+
+MIN_TRIALS = 5  # per class: a fifth of them makes the adaptation's source statistics
+
+
+def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
+    """Train on a user's recordings (aligned per file, as sessions are) and save the
+    checkpoint, with the channels and rate the live stream must match."""
+    sets = harmonise(load(data), [str(p) for p in data.paths])
+    x, y, groups = recorded_trials(sets)
+    labels, counts = sets[0].labels, np.bincount(y, minlength=len(sets[0].labels))
+    if counts.min() < MIN_TRIALS:
+        raise DataError(f"{len(y)} trials in {len(sets)} file(s), {dict(zip(labels, counts.tolist()))}"
+                        f" by class: training needs at least {MIN_TRIALS} of each")
+    with Progress() as progress:
+        trained = train_source(align_offline(x, groups), y, sets[0].rate, labels,
+                               epochs=12 if quick else 25, seed=seed, progress=progress,
+                               meta={"files": [str(p) for p in data.paths], "quick": quick,
+                                     "aligned": True, "channels": list(sets[0].channels)})
+    return trained.save(out)
+
+
+def train(out: Path | None = None, quick: bool = False, seed: int = 0,
+          data: Data | None = None) -> Path:
+    """Train on Euclidean-aligned synthetic source users (or on `data`, a user's recordings)
+    and save the checkpoint."""
+    if data is not None:
+        if out is None:
+            raise DataError("give --out DIR: a model of your recordings must not replace the "
+                            "demo's cached one")
+        return train_on(data, out, quick, seed)
     subjects, count, epochs = (list(range(1, 5)), 60, 12) if quick else (list(range(1, 9)),
                                                                           120, 25)
     with Progress() as progress:

@@ -12,7 +12,7 @@ from edgert.devices.placement import check_placement, measure_peak_memory
 from edgert.devices.profile import load_profile
 from edgert.export.bundle import Bundle
 from edgert.runtime.backends import Backend, open_backend
-from edgert.runtime.node import Node, Params, UserPath
+from edgert.runtime.node import Misconfigured, Node, Params, UserPath
 from edgert.streams import Chunk, StreamInfo
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,10 @@ class Infer(Node):
     to channels x samples first. `swap(path)` loads and warms a new bundle beside the running
     one; the next chunk is served by it, so no chunk sees a half-loaded model; `watch` does
     that by itself when the bundle's manifest changes on disk.
+
+    A stream whose channel names or rate differ from those the bundle was trained on (its
+    manifest's `preprocessing.channels` and `rate_hz`) stops the run at its first chunk, with
+    what to change: every chunk would be decoded wrongly alike.
     """
 
     class Params(Params):
@@ -45,6 +49,7 @@ class Infer(Node):
         self.pending: Backend | None = None
         self.swaps = 0
         self.version = self._version(self.p.bundle)
+        self.checked: StreamInfo | None = None  # the stream last checked against the bundle
         self.stopping = threading.Event()
         self.watcher = None
         if self.p.watch:
@@ -91,7 +96,11 @@ class Infer(Node):
         if self.pending is not None:
             self.backend, self.pending = self.pending, None
             self.swaps += 1
+            self.checked = None
         chunk = inputs["in"]
+        if self.checked != chunk.info:
+            self._check(chunk.info)
+            self.checked = chunk.info
         manifest = self.backend.bundle.manifest
         first = self.p.channels_first
         if first is None:
@@ -107,6 +116,28 @@ class Infer(Node):
                           channels=labels, rate=0.0, dtype=str(out.dtype))
         stamps = np.full(len(rows), chunk.timestamps[-1])
         return {"out": chunk.derive(rows, stamps, info)}
+
+    def _check(self, info: StreamInfo) -> None:
+        """The stream against the channels and rate the bundle was trained on."""
+        want = self.backend.bundle.manifest.preprocessing
+        where = f"bundle {self.backend.bundle.path}"
+        channels = tuple(want.get("channels") or ())
+        named = info.channels and info.channels != StreamInfo.make("", info.n_channels).channels
+        if channels and named and tuple(c.upper() for c in info.channels) != tuple(
+                c.upper() for c in channels):
+            upper = {c.upper() for c in info.channels}
+            missing = [c for c in channels if c.upper() not in upper]
+            fix = (f"the stream lacks {missing}: train on this montage (edgert train ... "
+                   "--data)" if missing else "pick them in this order at the source: "
+                   f"--set SOURCE.channels=[{','.join(channels)}]")
+            raise Misconfigured(f"{where} was trained on {len(channels)} channels "
+                                f"{list(channels)}; stream {info.name!r} has "
+                                f"{info.n_channels}: {fix}")
+        rate = want.get("rate_hz")
+        if rate and info.rate > 0 and abs(info.rate - rate) > 1e-6 * rate:
+            raise Misconfigured(f"{where} was trained at {rate:g} Hz; stream {info.name!r} "
+                                f"runs at {info.rate:g} Hz: add a `resample` node (rate: "
+                                f"{rate:g}) after the source, or train at this rate")
 
     def stop(self) -> None:
         self.stopping.set()

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from pydantic import Field
 
-from edgert.runtime.node import Node, Params, Source
+from edgert.runtime.node import Misconfigured, Node, Params, Source
 from edgert.streams import Chunk, StreamInfo
 from edgert.streams.lsl import Inlet, Outlet
 
@@ -20,7 +20,9 @@ class LSLInlet(Source):
 
     The pipeline does not start until the stream is found: after `wait` seconds the start
     fails, naming the stream, rather than a run waiting on nothing. `wait: 0` starts without
-    it, for a sensor the pipeline can do without until it appears."""
+    it, for a sensor the pipeline can do without until it appears. `channels` keeps those
+    channels, by label and in that order (a bundle trained on a subset of the cap); a label the
+    stream lacks stops the run, naming it."""
 
     class Params(Params):
         name: str | None = None
@@ -32,26 +34,51 @@ class LSLInlet(Source):
         reconnect: bool = True
         wait: float = Field(30.0, ge=0, description="seconds to wait for the stream at start; "
                             "0: start without it, connect when it appears")
+        channels: list[str] | None = Field(None, description="channel labels to keep, in this "
+                                           "order; none: all")
 
     def start(self) -> None:
         p = self.p
         self.inlet = Inlet(p.name, p.type, p.source_id, tuple(p.processing), p.max_buflen,
                            p.max_chunk, p.reconnect)
+        self.picked: tuple[StreamInfo, list[int], StreamInfo] | None = None
         if p.wait == 0:
             return
         deadline = time.monotonic() + p.wait
         if self.inlet.open(min(p.wait, SLICE_S)):
+            self._pick(self.inlet.info)
             return
         log.info("waiting up to %g s for the LSL stream %s", p.wait, self.inlet.describe())
         while (left := deadline - time.monotonic()) > 0:
             if self.inlet.open(min(left, SLICE_S)):
+                self._pick(self.inlet.info)
                 return
         raise LookupError(f"no LSL stream matches {self.inlet.describe()} after {p.wait:g} s: "
                           "start its source, check its name and type with `edgert streams`, "
                           f"or wait longer with --set {self.name}.wait=SECONDS")
 
     def read(self, timeout: float) -> Chunk | None:
-        return self.inlet.pull(timeout)
+        chunk = self.inlet.pull(timeout)
+        if chunk is None or self.p.channels is None:
+            return chunk
+        source, index, info = self._pick(chunk.info)
+        return chunk.derive(chunk.data[:, index], info=info)
+
+    def _pick(self, info: StreamInfo) -> tuple[StreamInfo, list[int], StreamInfo]:
+        """Column indices and stream info of the kept channels (found once per stream)."""
+        if self.p.channels is None or (self.picked and self.picked[0] == info):
+            return self.picked
+        upper = [c.upper() for c in info.channels]
+        missing = [c for c in self.p.channels if c.upper() not in upper]
+        if missing:
+            raise Misconfigured(f"stream {info.name!r} has no channel "
+                                f"{missing}; it has {list(info.channels)}: fix "
+                                f"{self.name}.channels")
+        index = [upper.index(c.upper()) for c in self.p.channels]
+        units = tuple(info.units[i] for i in index) if len(info.units) == len(upper) else ()
+        self.picked = (info, index, replace(info, channels=tuple(info.channels[i]
+                                                                for i in index), units=units))
+        return self.picked
 
     def stop(self) -> None:
         self.inlet.close()
