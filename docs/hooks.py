@@ -1,0 +1,95 @@
+"""MkDocs hook: pages say `<!-- nodes -->` or `<!-- results FILE.json -->` and get a table made
+from the code or from the JSON that `edgert evaluate`, `bench` or `batch` wrote, so the docs
+cannot drift from either."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import UnionType
+from typing import Annotated, Literal, Union, get_args, get_origin
+
+RESULTS = Path(__file__).parent / "results"
+MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)) -->")
+METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
+                "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer")
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(m.group(2)),
+                    markdown)
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
+    return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows])
+
+
+def nodes() -> str:
+    """One section per node: what it does (its docstring) and its parameters (pydantic)."""
+    from edgert.runtime.registry import BUILTIN, node_class
+
+    out = []
+    for name in list(BUILTIN) + list(METHOD_NODES):
+        cls = node_class(name)
+        doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+        rows = []
+        for field, info in cls.Params.model_fields.items():
+            default = "required" if info.is_required() else repr(info.default)
+            rows.append([f"`{field}`", f"`{_type(info.annotation)}`", f"`{default}`",
+                         info.description or ""])
+        ports = f"inputs {', '.join(cls.inputs) or '-'}; outputs {', '.join(cls.outputs) or '-'}"
+        table = _table(["field", "type", "default", "meaning"], rows) if rows else "No fields."
+        out.append(f"### `{name}`\n\n{doc}\n\n{ports}.\n\n{table}\n")
+    return "\n".join(out)
+
+
+def _type(annotation) -> str:
+    """`str`, `list[str] or None`, `one of 'sub', 'pull'`: readable, and without `|`, which
+    would split a table cell."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type(args[0])
+    if origin in (Union, UnionType):
+        return " or ".join(_type(a) for a in args)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin is not None:
+        return f"{origin.__name__}[{', '.join(_type(a) for a in args)}]"
+    return "None" if annotation is type(None) else getattr(annotation, "__name__",
+                                                            str(annotation))
+
+
+def _scalars(metrics: dict, prefix: str = "") -> dict:
+    """Nested metrics flattened to `level metric` columns (CogMoE's per-level F1)."""
+    flat = {}
+    for key, value in metrics.items():
+        if isinstance(value, dict):
+            flat.update(_scalars(value, f"{prefix}{key}_"))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def results(name: str) -> str:
+    """The results table of a saved JSON: one row per variant, or one per named number."""
+    path = RESULTS / name
+    if not path.exists():
+        return f"*No results saved yet: `{path.name}` is made by the command above.*"
+    saved = json.loads(path.read_text())
+    if "results" in saved:
+        flat = {variant: _scalars(m) for variant, m in saved["results"].items()}
+        columns = [c for c in saved.get("columns") or next(iter(flat.values()))
+                   if any(c in row for row in flat.values())]
+        rows = [[f"`{variant}`"] + [row.get(c) for c in columns] for variant, row in
+                flat.items()]
+        return _table(["variant"] + columns, rows) + f"\n\n*Generated from `docs/results/{name}`.*"
+    flat = _scalars(saved)
+    return (_table(["measure", "value"], [[k, v] for k, v in flat.items()])
+            + f"\n\n*Generated from `docs/results/{name}`.*")

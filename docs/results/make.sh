@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerate the JSON (and the figures beside it) that the docs' tables and figures are made
+# from. The MkDocs hook (docs/hooks.py) turns each JSON into its table at build time.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=docs/results
+edgert evaluate btta_dg --out "$out/btta_dg.json"
+edgert evaluate cogmoe --out "$out/cogmoe.json"
+edgert evaluate bolt --quick --out "$out/bolt.json"
+python -m edgert.benchmarks.first_result --out "$out/first_result.json"
