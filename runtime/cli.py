@@ -211,7 +211,7 @@ def _method(name: str):
         _fail(str(e))
 
 
-DATA_HELP = ("A recording to read (repeat it, give several, a folder or a glob). "
+DATA_HELP = ("A recording to read: a file or a folder (repeat it, give several, or a glob). "
              "Its suffix tells its format unless --format says.")
 
 
@@ -230,15 +230,10 @@ def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str]):
     paths: list[Path] = []
     for item in given:
         path = Path(item).expanduser()
-        if path.is_dir():
-            found_here = sorted(p for p in path.iterdir() if p.is_file()
-                                and not p.name.startswith("."))
-        elif any(ch in item for ch in "*?["):
-            found_here = sorted(Path(p) for p in glob(str(path)))
-        else:
-            found_here = [path] if path.is_file() else []
+        found_here = (sorted(map(Path, glob(str(path)))) if any(ch in item for ch in "*?[")
+                      else [path] if path.exists() else [])
         if not found_here:
-            _fail(f"--data {item}: no such file (or nothing in that folder or pattern)")
+            _fail(f"--data {item}: no such file or folder (or nothing matches the pattern)")
         paths.extend(found_here)
     pairs = [part for item in labels for part in item.split(",") if part]
     if any("=" not in pair or pair.startswith("=") for pair in pairs):

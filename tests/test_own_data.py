@@ -1,6 +1,7 @@
 """A user's own recordings in: `edgert train/evaluate --data` on XDF, PhysioNet EDF+ and BCI IV
-2a GDF files written here, every malformed file named in one line, and the bundle trained on
-them checked against the live stream's channels and rate."""
+2a GDF files (BTTA-DG) and CL-Drive folders and ADABase files (CogMoE) written here, every
+malformed file named in one line, and the bundle trained on them checked against the live
+stream's channels and rate."""
 import json
 import subprocess
 import time
@@ -8,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from drive_files import write_adabase, write_cl_drive
 from gdf_file import write_gdf
 from mi_files import CUES, write_physionet, write_xdf
 from edgert import pipelines
@@ -221,3 +223,43 @@ def test_a_labs_day_calibrate_train_run_live_read_the_report(tmp_path, uid):
     saved = json.loads((tmp_path / "ev.json").read_text())
     assert len(saved["data"]["held_out"]) == 3
     assert saved["results"]["btta_dg"]["accuracy"] > 0.6, saved["results"]
+
+
+def test_cogmoe_trains_and_evaluates_on_cl_drive_and_adabase_recordings(tmp_path):
+    root = write_cl_drive(tmp_path / "CL-Drive", ["P01", "P02"], 60)
+    adabase = write_adabase(tmp_path / "S01.h5", 60)
+    trained = edgert("train", "cogmoe", "--quick", "--data", root, adabase, "--out",
+                     tmp_path / "model")
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    assert "--set stage2.bundle=" in one_line(trained.stdout)
+    assert edgert("verify", tmp_path / "model" / "bundle").returncode == 0
+    out = tmp_path / "ev.json"
+    result = edgert("evaluate", "cogmoe", "--quick", "--data", root, "--out", out)
+    assert result.returncode == 0, result.stdout + result.stderr
+    saved = json.loads(out.read_text())
+    assert saved["data"]["participants"] == ["CL-Drive/P01", "CL-Drive/P02"]
+    assert saved["data"]["held_out"] == ["CL-Drive/P02"] and saved["data"]["windows"] > 0
+    for variant in ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees"):
+        assert 0 <= saved["results"][variant]["severe"]["f1"] <= 1
+
+
+@pytest.mark.parametrize("case", ["not cl-drive", "no level column", "one participant"])
+def test_a_car_recording_it_cannot_use_is_named(tmp_path, case):
+    if case == "not cl-drive":
+        (tmp_path / "folder").mkdir()
+        args, expect = ["train", "--data", tmp_path / "folder", "--out", tmp_path / "m"], [
+            "folder", "Labels/<participant>.csv"]
+    elif case == "no level column":
+        import pandas as pd
+
+        pd.DataFrame({"ECG": [1.0, 2.0], "STUDY": ["k-drive"] * 2}).to_hdf(
+            tmp_path / "bad.h5", key="SIGNALS", format="table")
+        args, expect = ["train", "--data", tmp_path / "bad.h5", "--out", tmp_path / "m"], [
+            "bad.h5", "LEVEL"]
+    else:
+        root = write_cl_drive(tmp_path / "CL-Drive", ["P01"], 20)
+        args, expect = ["evaluate", "--data", root], ["at least two participants"]
+    result = edgert(args[0], "cogmoe", *args[1:])
+    err = one_line(result.stderr)
+    assert result.returncode == 2 and all(e in err for e in expect), result.stdout + err
+    assert "Traceback" not in result.stderr

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/../.."
 out=docs/results
 edgert evaluate btta_dg --out "$out/btta_dg.json"
 edgert evaluate cogmoe --out "$out/cogmoe.json"
-edgert evaluate bolt --quick --out "$out/bolt.json"
+edgert evaluate bolt --out "$out/bolt.json"
 python -m edgert.benchmarks.first_result --out "$out/first_result.json"

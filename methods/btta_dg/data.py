@@ -184,10 +184,18 @@ def _mne_read(reader, path: str | Path, kind: str):
 FORMATS = {"xdf": ".xdf", "bci_iv_2a": ".gdf", "physionet": ".edf"}
 
 
+def files(paths: tuple[Path, ...]) -> list[Path]:
+    """The files given, with each folder's files (not hidden ones) in name order."""
+    return [f for p in map(Path, paths) for f in (
+        sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+        if p.is_dir() else [p])]
+
+
 def load(data: Data) -> list[Continuous]:
-    """Each file of `data` read by its format (`--format`, else its suffix)."""
+    """Each file of `data` (a folder: its files) read by its format (`--format`, else its
+    suffix)."""
     sets = []
-    for path in data.paths:
+    for path in files(data.paths):
         fmt = data.format or next((f for f, suffix in FORMATS.items()
                                    if Path(path).suffix.lower() == suffix), None)
         if fmt is None:

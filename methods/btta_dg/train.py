@@ -18,7 +18,7 @@ from torch import nn
 
 from edgert.methods.base import Data, DataError
 from edgert.methods.btta_dg import synth
-from edgert.methods.btta_dg.data import Continuous, harmonise, load
+from edgert.methods.btta_dg.data import Continuous, files, harmonise, load
 from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.btta_dg.bayes import SourceStats, source_stats
@@ -173,7 +173,7 @@ MIN_TRIALS = 5  # per class: a fifth of them makes the adaptation's source stati
 def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
     """Train on a user's recordings (aligned per file, as sessions are) and save the
     checkpoint, with the channels and rate the live stream must match."""
-    sets = harmonise(load(data), [str(p) for p in data.paths])
+    sets = harmonise(load(data), [str(p) for p in files(data.paths)])
     x, y, groups = recorded_trials(sets)
     labels, counts = sets[0].labels, np.bincount(y, minlength=len(sets[0].labels))
     if counts.min() < MIN_TRIALS:
@@ -182,7 +182,7 @@ def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
     with Progress() as progress:
         trained = train_source(align_offline(x, groups), y, sets[0].rate, labels,
                                epochs=12 if quick else 25, seed=seed, progress=progress,
-                               meta={"files": [str(p) for p in data.paths], "quick": quick,
+                               meta={"files": [str(p) for p in files(data.paths)], "quick": quick,
                                      "aligned": True, "channels": list(sets[0].channels)})
     return trained.save(out)
 

@@ -13,4 +13,5 @@ METHOD = Method(name="cogmoe", kind="stream", train=lazy("edgert.methods.cogmoe.
                 evaluate=lazy("edgert.methods.cogmoe.evaluate:evaluate"),
                 figures=lazy("edgert.methods.cogmoe.figures:figures"), pipeline="car",
                 demos={"car": lazy("edgert.methods.cogmoe.demo:car")},
-                sources=lazy("edgert.methods.cogmoe.demo:sources"))
+                sources=lazy("edgert.methods.cogmoe.demo:sources"),
+                formats=("cl_drive", "adabase"))

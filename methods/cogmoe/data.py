@@ -18,6 +18,9 @@ ADABase (Oppelt et al. 2023) ships one HDF5 file per subject holding a pandas ta
 samples), with `STUDY` (n-back or k-drive) and `LEVEL` columns. The default column names
 (`ADABASE_COLUMNS`) follow the release's ECG, EDA and Tobii eye-tracker naming; pass
 `columns` where a copy differs. ADABase recorded no EEG, so its recordings have none.
+
+`load` reads a user's `--data` (CL-Drive folders, ADABase files) into simulator-shaped drives
+(`to_drive`), one list per participant, for `edgert train/evaluate cogmoe --data`.
 """
 from __future__ import annotations
 
@@ -27,13 +30,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgert.methods.base import Data, DataError
+from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
+
 FOLDERS = {"eeg": "EEG", "ecg": "ECG", "eda": "EDA", "gaze": "Gaze"}
 NOMINAL_HZ = {"eeg": 256.0, "ecg": 512.0, "eda": 128.0, "gaze": 50.0}
 RATING_S = 10.0
 ADABASE_COLUMNS = {"ecg": ("ECG",), "eda": ("EDA",),
-                   "gaze": ("LEFT_PUPIL_DIAMETER", "RIGHT_PUPIL_DIAMETER",
-                            "LEFT_GAZE_POINT_ON_DISPLAY_AREA_X",
-                            "LEFT_GAZE_POINT_ON_DISPLAY_AREA_Y")}
+                   "gaze": ("LEFT_PUPIL_DIAMETER", "LEFT_GAZE_POINT_ON_DISPLAY_AREA_X",
+                            "LEFT_GAZE_POINT_ON_DISPLAY_AREA_Y", "RIGHT_PUPIL_DIAMETER")}
 ADABASE_STUDIES = ("n-back", "k-drive")
 
 
@@ -87,8 +92,8 @@ def _ratings(path: Path, levels: int) -> list[np.ndarray]:
     return list(np.array_split(flat, levels))
 
 
-def read_cl_drive(root: str | Path, participant: str, levels: range = range(1, 10)
-                  ) -> list[LevelRecording]:
+def read_cl_drive(root: str | Path, participant: str,
+                  levels: range | list[int] = range(1, 10)) -> list[LevelRecording]:
     """Every level of one participant that has at least one sensor file."""
     root = Path(root)
     ratings = _ratings(root / "Labels" / f"{participant}.csv", len(levels))
@@ -159,4 +164,85 @@ def read_adabase(path: str | Path, study: str = "k-drive",
                 stamps = t[part.to_numpy()][kept]
                 signals[sensor] = (stamps - stamps[0], values[kept].to_numpy(np.float64))
         out.append(LevelRecording(int(level), signals, np.zeros(0)))
+    return out
+
+
+def participants(root: Path) -> list[str]:
+    """The participants of a CL-Drive folder: one ratings file each under `Labels/`."""
+    found = sorted(p.stem for p in (Path(root) / "Labels").glob("*.csv"))
+    if not found:
+        raise DataError(f"{root}: no Labels/<participant>.csv; a CL-Drive folder holds EEG/, "
+                        "ECG/, EDA/, Gaze/ and Labels/")
+    return found
+
+
+def levels_of(root: Path, participant: str) -> list[int]:
+    """The levels that have at least one sensor file, in order (a copy may hold fewer than 9)."""
+    found = {int(p.stem.rsplit("_", 1)[1]) for p in Path(root).glob(
+        f"*/{participant}/*_data_level_*.csv") if p.stem.rsplit("_", 1)[1].isdigit()}
+    return sorted(found) or list(range(1, 10))
+
+
+def _column(t: np.ndarray, x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(x)
+    return np.interp(grid, t[ok], x[ok]) if ok.sum() > 1 else np.zeros(len(grid))
+
+
+def to_drive(rec: LevelRecording, seed: int, high: bool | None = None,
+             where: str = "") -> Drive:
+    """One level on the simulator's sensor layout: each sensor's first channels interpolated
+    onto its simulator rate, a sensor the dataset lacks all zero (stage 1 reads it as dead);
+    load per second from the ratings (high above 5, one per 10 s), or `high` for the level."""
+    seconds = int(min(t[-1] for t, _ in rec.signals.values()))
+    if seconds < 10:
+        raise DataError(f"{where} level {rec.level}: {seconds} s of signal; a window is 10 s")
+    signals = {}
+    for m in MODALITIES:
+        grid = np.arange(int(seconds * RATES[m])) / RATES[m]
+        want = len(CHANNELS[m])
+        if m not in rec.signals:
+            signals[m] = np.zeros((len(grid), want))
+            continue
+        t, x = rec.signals[m]
+        if x.shape[1] < want:
+            raise DataError(f"{where} level {rec.level}: sensor {m!r} has {x.shape[1]} "
+                            f"signal column(s); CogMoE reads {want} ({', '.join(CHANNELS[m])})")
+        signals[m] = np.stack([_column(t, x[:, c], grid) for c in range(want)], 1)
+    if high is None:
+        per_second = np.repeat(rec.labels(), int(RATING_S)).astype(float)
+        load = np.resize(per_second, seconds) if len(per_second) else np.zeros(seconds)
+    else:
+        load = np.full(seconds, float(high))
+    return Drive(signals, load, seed)
+
+
+FORMATS = ("cl_drive", "adabase")
+
+
+def load(data: Data) -> dict[str, list[Drive]]:
+    """Each participant's levels as drives: a CL-Drive folder holds many participants, an
+    ADABase file one (its levels above the study's median level are high load)."""
+    out: dict[str, list[Drive]] = {}
+    for path in map(Path, data.paths):
+        fmt = data.format or ("cl_drive" if path.is_dir() else "adabase"
+                              if path.suffix.lower() in (".h5", ".hdf5") else None)
+        if fmt not in FORMATS:
+            raise DataError(f"{path}: give a CL-Drive folder or ADABase .h5 files, or "
+                            f"--format {'|'.join(FORMATS)}")
+        try:
+            if fmt == "cl_drive":
+                for who in participants(path):
+                    out[f"{path.name}/{who}"] = [
+                        to_drive(r, 1000 * len(out) + r.level, where=f"{path}/{who}")
+                        for r in read_cl_drive(path, who, levels_of(path, who))]
+            else:
+                recs = read_adabase(path)
+                middle = np.median([r.level for r in recs])
+                out[path.stem] = [to_drive(r, 1000 * len(out) + int(r.level),
+                                           r.level > middle, str(path)) for r in recs]
+        except DataError:
+            raise
+        except (ValueError, KeyError, OSError) as e:
+            raise DataError(f"{path}: cannot read it as {fmt} ({type(e).__name__}: "
+                            f"{str(e)[:200]})") from e
     return out

@@ -7,7 +7,8 @@ level separately. Results per variant: {"clean"|"moderate"|"severe": {"accuracy"
 `gaps`: CogMoE's F1 minus each baseline's per level, with a 90 % interval from resampling
 whole test drives (a drive's windows share its user and its damage, so they are not
 independent draws). `widening`: how much each lead at moderate and severe exceeds the lead at
-clean, with its interval from the same draws.
+clean, with its interval from the same draws. With `--data`, the same on a user's CL-Drive or
+ADABase recordings, one participant held out at a time.
 """
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from edgert.methods.cogmoe import features as feats
 from edgert.methods.cogmoe.model import EXPERTS
 from edgert.methods.cogmoe.physio import physio_checks
 from edgert.methods.cogmoe.simulate import LEVELS, MODALITIES
-from edgert.methods.cogmoe.train import (TRAIN_HOP_S, Dataset, dataset, fit_alone, in_parallel,
-                                  predict)
+from edgert.methods.base import Data, DataError
+from edgert.methods.cogmoe.data import load
+from edgert.methods.cogmoe.train import (TRAIN_HOP_S, Dataset, concatenate, dataset, fit_alone,
+                                         in_parallel, predict, recorded_dataset)
 
 VARIANTS = ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees")
 
@@ -167,8 +170,48 @@ def fit_variants(names: tuple[str, ...], train: Dataset, cfg: Config, progress: 
     return dict(zip(names, models))
 
 
-def evaluate(quick: bool = False, config: Config | None = None) -> dict:
+def _trees(train: Dataset, test: Dataset, seed: int) -> np.ndarray:
+    trees = HistGradientBoostingClassifier(max_iter=200, random_state=seed)
+    trees.fit(window_features(train), train.y)
+    return trees.predict_proba(window_features(test))[:, 1]
+
+
+def on_data(data: Data, cfg: Config, quick: bool) -> dict:
+    """Leave one participant out on a user's recordings: train every variant on the others'
+    drives at every level, test on the held-out one's (`quick`: the last participant only)."""
+    groups = load(data)
+    names = list(groups)
+    if len(names) < 2:
+        raise DataError(f"evaluate needs at least two participants to leave one out; got "
+                        f"{names}")
+    held = names[-1:] if quick else names
+    tests, probs = [], {v: [] for v in VARIANTS}
+    with Progress() as progress:
+        sets = {n: recorded_dataset(groups[n], cfg.train_hop_s, progress, f"stage 1: {n}")
+                for n in names}
+        for name in held:
+            train = concatenate([sets[n] for n in names if n != name])
+            test = sets[name]
+            for variant, model in fit_variants(VARIANTS[:4], train, cfg, progress).items():
+                probs[variant].append(predict(model, test.x)[0])
+            probs["boosted_trees"].append(_trees(train, test, cfg.seed))
+            tests.append(test)
+    test = concatenate(tests)
+    probs = {v: np.concatenate(p) for v, p in probs.items()}
+    return {"method": "cogmoe", "config": cfg.model_dump(),
+            "results": {v: scores(test.y, p, test.level) for v, p in probs.items()},
+            "gaps": gaps(test.y, probs, test.level, test.drive),
+            "widening": widening(test.y, probs, test.level, test.drive),
+            "data": {"files": [str(p) for p in data.paths], "participants": names,
+                     "held_out": held, "windows": int(len(test.y))},
+            "columns": [f"{level}_{m}" for level in LEVELS for m in ("f1", "accuracy")]}
+
+
+def evaluate(quick: bool = False, config: Config | None = None, data: Data | None = None
+             ) -> dict:
     cfg = config or (Config.quick() if quick else Config())
+    if data is not None:
+        return on_data(data, cfg, quick)
     with Progress() as progress:
         train = dataset(cfg.train_seeds, list(LEVELS), cfg.seconds, progress, "training drives",
                         cfg.train_hop_s)
@@ -179,9 +222,7 @@ def evaluate(quick: bool = False, config: Config | None = None) -> dict:
             probs[name], g = predict(model, test.x)
             if name == "cogmoe":
                 gates = g
-        trees = HistGradientBoostingClassifier(max_iter=200, random_state=cfg.seed)
-        trees.fit(window_features(train), train.y)
-        probs["boosted_trees"] = trees.predict_proba(window_features(test))[:, 1]
+        probs["boosted_trees"] = _trees(train, test, cfg.seed)
     results = {name: scores(test.y, p, test.level) for name, p in probs.items()}
     payload = {"method": "cogmoe", "config": cfg.model_dump(), "results": results,
                "gaps": gaps(test.y, probs, test.level, test.drive),

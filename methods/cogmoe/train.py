@@ -21,11 +21,14 @@ import torch
 from rich.progress import Progress
 from torch import nn
 
+from edgert.methods.base import Data, DataError
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.cogmoe import features as feats
+from edgert.methods.cogmoe.data import load
 from edgert.methods.cogmoe.model import EXPERTS, build
 from edgert.methods.cogmoe.recovery import to_grid
-from edgert.methods.cogmoe.simulate import LEVELS, MODALITIES, RATES, SEGMENT_S, degrade, simulate
+from edgert.methods.cogmoe.simulate import (LEVELS, MODALITIES, RATES, SEGMENT_S, Drive,
+                                            degrade, simulate)
 from edgert.methods.threads import one_thread
 from edgert.runtime.batch import spawn_pool
 
@@ -110,15 +113,21 @@ def stage1_error(rec, clean_window: np.ndarray, rate: float, scale: np.ndarray
     return err(rec.signal[:len(truth)]), err(linear[:len(truth)])
 
 
-def drive_dataset(seed: int, levels: list[str], seconds: int, hop_s: float) -> Dataset:
-    """One seed's drive at every level, through stage 1 (on one thread: drives run one per
-    core)."""
+def drive_levels(drive: Drive, levels: list[str], hop_s: float) -> Dataset:
+    """One drive at every level, through stage 1 (on one thread: drives run one per core)."""
     with one_thread():
-        drive = simulate(seconds, seed)
         clean = clean_inputs(drive, hop_s)
-        return concatenate([windows_of(drive if level == "clean" else degrade(drive, level, seed),
+        return concatenate([windows_of(drive if level == "clean" else
+                                       degrade(drive, level, drive.seed),
                                        clean, LEVELS.index(level), hop_s=hop_s)
                             for level in levels])
+
+
+def drive_dataset(seed: int, levels: list[str], seconds: int, hop_s: float) -> Dataset:
+    """One seed's simulated drive at every level, through stage 1."""
+    with one_thread():
+        drive = simulate(seconds, seed)
+    return drive_levels(drive, levels, hop_s)
 
 
 def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progress | None = None,
@@ -130,6 +139,15 @@ def dataset(seeds: list[int], levels: list[str], seconds: int, progress: Progres
     task = progress.add_task(description, total=len(seeds)) if progress else None
     return concatenate(in_parallel([(drive_dataset, seed, levels, seconds, hop_s)
                                     for seed in seeds], progress, task))
+
+
+def recorded_dataset(drives: list[Drive], hop_s: float, progress: Progress | None = None,
+                     description: str = "stage 1 on your recordings") -> Dataset:
+    """Recorded drives (`data.load`) at every level, as `dataset` does simulated ones: the
+    recording is the clean drive, and the simulator's damage is laid on copies of it."""
+    task = progress.add_task(description, total=len(drives)) if progress else None
+    return concatenate(in_parallel([(drive_levels, d, list(LEVELS), hop_s) for d in drives],
+                                   progress, task))
 
 
 def in_parallel(calls: list[tuple], progress: Progress | None = None, task=None) -> list:
@@ -257,10 +275,29 @@ def predict(model: nn.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | N
         None if gates is None else gates.numpy()
 
 
-def train(out: Path | None = None, quick: bool = False, seed: int = 0) -> Path:
-    """Train CogMoE on simulated drives at every degradation level; save the checkpoint."""
+def train(out: Path | None = None, quick: bool = False, seed: int = 0,
+          data: Data | None = None) -> Path:
+    """Train CogMoE on simulated drives (or on `data`, a user's recordings) at every
+    degradation level; save the checkpoint."""
+    if data is not None:
+        return train_on(data, out, quick, seed)
     seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 25)), 600, 30)
     with Progress() as progress:
         data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=TRAIN_HOP_S)
         model = fit("cogmoe", data, epochs, seed, progress=progress)
     return Trained("cogmoe", model).save(out or cache_folder("cogmoe"))
+
+
+def train_on(data: Data, out: Path | None, quick: bool = False, seed: int = 0) -> Path:
+    """Train on a user's CL-Drive or ADABase recordings, with the simulator's damage laid on."""
+    if out is None:
+        raise DataError("give --out DIR: a model of your recordings must not replace the "
+                        "demo's cached one")
+    drives = [d for levels in load(data).values() for d in levels]
+    with Progress() as progress:
+        found = recorded_dataset(drives, TRAIN_HOP_S, progress)
+        if len(set(found.y.tolist())) < 2:
+            raise DataError(f"every window of {[str(p) for p in data.paths]} is "
+                            f"{LABELS[found.y[0]]}: training needs low and high load")
+        model = fit("cogmoe", found, 12 if quick else 30, seed, progress=progress)
+    return Trained("cogmoe", model).save(out)
