@@ -458,13 +458,14 @@ def replay(
     for r in player.recordings:
         console.print(f"  {r.info.name} [{r.info.type}] {r.info.n_channels} ch "
                       f"{r.info.rate:g} Hz, {len(r)} samples")
-    total = player.timeline.duration / (1.0 if speed == float("inf") else speed)
+    total = sum(len(r) for r in player.recordings)
     player.start()
     try:
         with Progress(console=console) as progress:
-            task = progress.add_task(f"replaying {file.name}", total=None if loop else total)
+            task = progress.add_task(f"replaying {file.name} (samples)",
+                                     total=None if loop else total)
             while not player.wait(0.2):
-                progress.update(task, completed=min(total, player.elapsed()))
+                progress.update(task, completed=sum(player.pushed.values()))
             progress.update(task, completed=total)
     except KeyboardInterrupt:
         pass

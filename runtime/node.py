@@ -44,9 +44,10 @@ class Node:
     outputs: ClassVar[tuple[str, ...]] = ("out",)
     accepts_nonfinite: ClassVar[bool] = False
 
-    def __init__(self, name: str, params: Params):
+    def __init__(self, name: str, params: Params, pipeline: str = ""):
         self.name = name
         self.p = params
+        self.pipeline = pipeline  # the name of the pipeline it runs in
 
     def start(self) -> None:
         """Open devices and sockets. Called once before the first chunk."""

@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 from edgert.devices.heap import keep_heap
 from edgert.runtime import spec as specs
 from edgert.runtime.edge import Edge
-from edgert.runtime.node import Node
+from edgert.runtime.node import Node, Source
 from edgert.runtime.priority import threads_at
 from edgert.runtime.registry import node_class
 from edgert.runtime.scheduler import Scheduler
@@ -23,7 +23,7 @@ from edgert.streams import local_clock
 log = logging.getLogger(__name__)
 
 
-def build_node(spec: specs.NodeSpec, origin: str) -> Node:
+def build_node(spec: specs.NodeSpec, origin: str, pipeline: str = "") -> Node:
     try:
         cls = node_class(spec.node)
     except LookupError as e:
@@ -38,7 +38,7 @@ def build_node(spec: specs.NodeSpec, origin: str) -> Node:
         known = ", ".join(cls.Params.model_fields) or "none"
         lines.append(f"  fields of {cls.__name__}: {known}")
         raise PipelineError("\n".join(lines)) from None
-    return cls(spec.name, params)
+    return cls(spec.name, params, pipeline)
 
 
 def _endpoint(ref: str, nodes: dict[str, Node], ports: str, origin: str) -> tuple[str, str]:
@@ -63,7 +63,7 @@ def _endpoint(ref: str, nodes: dict[str, Node], ports: str, origin: str) -> tupl
 class Pipeline:
     def __init__(self, spec: PipelineSpec, origin: str = "<pipeline>"):
         self.spec, self.origin = spec, origin
-        self.nodes = {s.name: build_node(s, origin) for s in spec.nodes}
+        self.nodes = {s.name: build_node(s, origin, spec.name) for s in spec.nodes}
         self.edges = [self._edge(e) for e in spec.chain()]
         self.order = self._order()
         self._check_inputs()
@@ -198,6 +198,7 @@ class Pipeline:
             lat = sched.tracer.stages[name].summary()
             nodes[name] = {"p50_ms": lat["p50_ms"], "p90_ms": lat["p90_ms"],
                            "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
+                           "clock_faults": lat["clock_faults"],
                            "processed": sched.processed[name], "dropped": dropped[name],
                            "quarantined": sched.quarantine.counts[name], **node.stats()}
         end = self.stopped_at or local_clock()
@@ -213,4 +214,6 @@ class Pipeline:
                       for e in self.edges],
             "dropped": sum(dropped.values()),
             "quarantined": sched.quarantine.by_kind(),
+            "clock_faults": sum(sched.tracer.stages[n].clock_faults for n in self.nodes
+                                if isinstance(self.nodes[n], Source)),
         }

@@ -76,6 +76,15 @@ class Quarantine:
                         "further %s chunks are counted, not logged", node, chunk.info.name,
                         port, kind, message, kind)
 
+    def reject(self, node: str, kind: str, message: str) -> None:
+        """Count what a source refused before it became a chunk (a malformed message): one
+        count, as for a quarantined chunk, in the node's total and by kind."""
+        self.counts[node] += 1
+        self.kinds[(node, kind)] += 1
+        if self.kinds[(node, kind)] == 1:
+            log.warning("node %r rejected a message (%s): %s; further %s messages are counted, "
+                        "not logged", node, kind, message, kind)
+
     def by_kind(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for (node, kind), n in self.kinds.items():

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from edgert.runtime.edge import Edge
 from edgert.runtime.node import BadChunk, Misconfigured, Node, Source
+from edgert.streams.wire import WireError
 from edgert.runtime.quarantine import Quarantine
 from edgert.runtime.tracer import Tracer
 from edgert.streams import Chunk, local_clock
@@ -83,6 +84,10 @@ class Scheduler:
                 self.fatal = self.fatal or f"node {name!r}: {e}"
                 self.running.clear()
                 return
+            except (BadChunk, WireError) as e:  # a peer's bad message: count it, read on
+                self.quarantine.reject(name, e.kind if isinstance(e, BadChunk) else "wire",
+                                       str(e))
+                continue
             except Exception as e:
                 self._failed(name, "read", None, e)
                 time.sleep(0.1)
@@ -90,8 +95,12 @@ class Scheduler:
             if chunk is None:
                 continue
             self.processed[name] += 1
-            if len(chunk):
-                stage.add(local_clock() - chunk.timestamps[-1])
+            if len(chunk) and not stage.add(ahead := local_clock() - chunk.timestamps[-1]) \
+                    and stage.clock_faults == 1:
+                log.warning("node %r: stream %r is stamped %.3f s ahead of this machine's "
+                            "clock: check the sender's clock sync; such chunks are counted as "
+                            "clock_faults and kept out of the latency percentiles", name,
+                            chunk.info.name, -ahead)
             self._emit(name, {"out": chunk})
 
     def _work(self, name: str) -> None:
@@ -153,7 +162,7 @@ class Scheduler:
         if chunk is not None:
             self.quarantine.add(name, port, chunk, kind, str(error))
         else:
-            self.quarantine.kinds[(name, kind)] += 1
+            self.quarantine.reject(name, kind, str(error))
 
     def _emit(self, name: str, out: dict, t0: float | None = None,
               t1: float | None = None) -> None:

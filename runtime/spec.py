@@ -71,8 +71,10 @@ def _where(loc: tuple, raw: dict) -> str:
     """'node 'filter' field 'params.order'' from a pydantic error location."""
     if len(loc) >= 2 and loc[0] in ("nodes", "edges") and isinstance(loc[1], int):
         items = raw.get(loc[0]) or []
-        item = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
-        label = item.get("name") or f"{item.get('from', '?')} -> {item.get('to', '?')}"
+        item = items[loc[1]] if isinstance(items, list) and loc[1] < len(items) and isinstance(
+            items[loc[1]], dict) else {}
+        label = (item.get("name") or f"#{loc[1] + 1}" if loc[0] == "nodes"
+                 else f"{item.get('from', '?')} -> {item.get('to', '?')}")
         field = ".".join(str(x) for x in loc[2:]) or "(whole entry)"
         return f"{loc[0][:-1]} {label!r} field {field!r}"
     return f"field {'.'.join(str(x) for x in loc) or '(top level)'!r}"
@@ -87,7 +89,9 @@ def describe(error: ValidationError, raw: dict, origin: str) -> str:
 
 def apply_overrides(raw: dict, overrides: list[str], origin: str) -> dict:
     """Apply `NODE.FIELD=VALUE` (VALUE read as YAML) to node params; `NODE.thread` too."""
-    nodes = {n.get("name"): n for n in raw.get("nodes") or [] if isinstance(n, dict)}
+    listed = raw.get("nodes")
+    nodes = {n.get("name"): n for n in listed if isinstance(n, dict)} \
+        if isinstance(listed, list) else {}
     for item in overrides:
         key, sep, value = item.partition("=")
         node, dot, field = key.partition(".")

@@ -3,28 +3,44 @@ from __future__ import annotations
 
 import numpy as np
 
-EMPTY = {"p50_ms": 0.0, "p90_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0, "count": 0}
+EMPTY = {"p50_ms": 0.0, "p90_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0, "count": 0,
+         "clock_faults": 0}
+CLOCK_TOLERANCE_S = 0.005  # clock-sync jitter: a stamp up to this far ahead reads as 0 s
 
 
 class Latency:
     """Durations in seconds kept in a ring (the most recent `size`); count and max are all-time.
 
-    One writer at a time (a node's stage runs under its lock), so no lock on the hot path.
+    A latency from a source's timestamp that is negative beyond `CLOCK_TOLERANCE_S` (the
+    sender's clock ahead of this one) is a clock fault: counted in `clock_faults`, kept out of
+    the percentiles, which it would poison. One writer at a time (a node's stage runs under
+    its lock), so no lock on the hot path.
     """
 
     def __init__(self, size: int = 1 << 16):
         self.values = np.zeros(size)
         self.count = 0
         self.max = 0.0
+        self.clock_faults = 0
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float) -> bool:
+        """Record one latency; False if it was a clock fault."""
+        if seconds < 0:
+            if seconds < -CLOCK_TOLERANCE_S:
+                self.clock_faults += 1
+                return False
+            seconds = 0.0
         self.values[self.count % len(self.values)] = seconds
         self.count += 1
         if seconds > self.max:
             self.max = seconds
+        return True
 
     def extend(self, seconds: np.ndarray) -> None:
         seconds = np.asarray(seconds, dtype=float)[-len(self.values):]
+        faults = seconds < -CLOCK_TOLERANCE_S
+        self.clock_faults += int(faults.sum())
+        seconds = np.maximum(seconds[~faults], 0.0)
         if len(seconds) == 0:
             return
         slots = (self.count + np.arange(len(seconds))) % len(self.values)
@@ -44,12 +60,13 @@ class Latency:
 def summarize(latencies: list[Latency]) -> dict:
     """Percentiles over the recent values of several recorders taken together."""
     values = np.concatenate([lat.recent() for lat in latencies]) if latencies else np.zeros(0)
+    faults = sum(lat.clock_faults for lat in latencies)
     if len(values) == 0:
-        return dict(EMPTY)
+        return dict(EMPTY, clock_faults=faults)
     p50, p90, p99 = np.percentile(values, [50, 90, 99]) * 1e3
     return {"p50_ms": float(p50), "p90_ms": float(p90), "p99_ms": float(p99),
             "max_ms": max(lat.max for lat in latencies) * 1e3,
-            "count": sum(lat.count for lat in latencies)}
+            "count": sum(lat.count for lat in latencies), "clock_faults": faults}
 
 
 class Tracer:

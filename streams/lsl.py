@@ -155,6 +155,7 @@ class Inlet:
         self.reconnect = reconnect
         self.reconnects = 0
         self.info: StreamInfo | None = None
+        self.xml: str | None = None  # the stream's whole LSL header, <desc> included
         self._inlet: pylsl.StreamInlet | None = None
         self._buffer: np.ndarray | None = None
         self._seq = 0
@@ -178,7 +179,9 @@ class Inlet:
         self._inlet = pylsl.StreamInlet(lsl_info, max_buflen=max(1, round(buflen)),
                                         max_chunklen=0, recover=False,
                                         processing_flags=self.applied)
-        info = from_lsl_info(self._inlet.info(timeout=timeout))
+        full = self._inlet.info(timeout=timeout)
+        info = from_lsl_info(full)
+        self.xml = full.as_xml()
         if self.info is not None and (info.n_channels, info.dtype) != (
                 self.info.n_channels, self.info.dtype):
             log.warning("stream %s came back with %d channels of %s (was %d of %s)",

@@ -1,5 +1,5 @@
-"""Record live LSL streams to XDF as LabRecorder does: raw timestamps plus clock offsets, so
-a reader (pyxdf) can synchronise the streams afterwards."""
+"""Record live LSL streams to XDF as LabRecorder does: each stream's whole LSL header, raw
+timestamps plus clock offsets, so a reader (pyxdf) can synchronise the streams afterwards."""
 from __future__ import annotations
 
 import logging
@@ -67,7 +67,7 @@ class Recorder:
                                   f"source or check the name (`edgert streams` lists them)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = XdfWriter(self.path)
-        self._ids = [self._writer.add_stream(inlet.info) for inlet in self.inlets]
+        self._ids = [self._writer.add_stream(inlet.info, xml=inlet.xml) for inlet in self.inlets]
         self.counts = {inlet.info.name: 0 for inlet in self.inlets}
         self._threads = [threading.Thread(target=self._guard, args=(self._pull_loop,),
                                           name="recorder-pull", daemon=True)]

@@ -141,8 +141,11 @@ class Replay:
     Regular numeric streams go out in chunks of `chunk_size` samples (seeded random sizes
     with `jitter`); string and irregular streams sample by sample. A chunk leaves when its
     last sample is due. `speed` > 1 plays faster; `speed=inf` pushes as fast as possible,
-    with timestamps spaced as recorded from the start time. `loop` repeats the recording,
-    flagging the first chunk of each lap with `gap=True`.
+    with timestamps spaced as recorded and ending at the moment the lap started: the recording
+    reads as one that just ended, so no timestamp is ever ahead of the clock (a consumer's
+    latency is then time since the data's stamp, as live). `loop` repeats the recording,
+    flagging the first chunk of each lap with `gap=True`; at `speed=inf` each lap is stamped
+    so from its own start.
     """
 
     def __init__(self, recordings: Sequence[Recording],
@@ -220,7 +223,8 @@ class Replay:
         if self._thread is not None:
             raise RuntimeError("this replay was already started; make a new Replay")
         self.open()
-        self.t_start = local_clock()
+        self.t_start = local_clock() - (self.lap_seconds if math.isinf(self.speed) else 0.0)
+        self._laps = {0: self.t_start}
         self._thread = threading.Thread(target=self._run, name="replay", daemon=True)
         self._thread.start()
         return self
@@ -293,21 +297,21 @@ class Replay:
             log.exception("replay stopped by an error")
             self.error = e
 
-    def _scale(self) -> float:
-        return 1.0 if math.isinf(self.speed) else 1.0 / self.speed
-
     def _wait_until(self, due: float) -> bool:
         """Sleep until the push is due; True if stop() came first."""
         if math.isinf(self.speed):
             return self._stop.is_set()
-        delay = self.t_start + due * self._scale() - local_clock()
+        delay = self.t_start + due / self.speed - local_clock()
         return self._stop.wait(delay) if delay > 0 else self._stop.is_set()
 
     def _push(self, push: Push) -> None:
         recording = self.recordings[push.stream]
         rows = slice(push.start, push.stop)
-        play = self.timeline.play[push.stream][rows] + push.lap * self.lap_seconds
-        stamps = self.t_start + play * self._scale()
+        play = self.timeline.play[push.stream][rows]
+        if math.isinf(self.speed):
+            stamps = self._laps.setdefault(push.lap, local_clock() - self.lap_seconds) + play
+        else:
+            stamps = self.t_start + (play + push.lap * self.lap_seconds) / self.speed
         chunk = Chunk(data=recording.data[rows].copy(), timestamps=stamps,
                       info=recording.info, seq=self._seqs[push.stream], gap=push.gap)
         chunk.trace.append(("replay", float(stamps[-1]), local_clock()))

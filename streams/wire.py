@@ -18,6 +18,7 @@ VERSION = 1
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 REGULAR_TOLERANCE = 1e-9
+MAX_DIMS = 8  # samples, then up to 7 dimensions per sample (images: H, W, C)
 HEADER_KEYS = {"v": int, "stream": dict, "seq": int, "gap": bool, "dtype": str, "shape": list}
 STREAM_KEYS = {"name": str, "type": str, "channels": list, "units": list, "rate": (int, float),
                "dtype": str, "source_id": str}
@@ -166,9 +167,11 @@ def _check_layout(header: dict, name: str | None) -> None:
     if dtype != STRING and dtype not in DTYPES:
         raise WireError(name, "dtype", f"unknown dtype {dtype!r}; expected one of "
                         f"{', '.join(DTYPES)} or {STRING!r}")
-    if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                            for n in shape):
-        raise WireError(name, "shape", f"expected a non-empty array of sizes >= 0, got {shape!r}")
+    if not shape or len(shape) > MAX_DIMS or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise WireError(name, "shape", f"expected 1 to {MAX_DIMS} sizes >= 0, got {shape!r}")
+    if shape[0] and not math.prod(shape[1:]):  # samples of nothing: no payload backs the count
+        raise WireError(name, "shape", f"{shape[0]} samples of zero values each ({shape!r})")
     trace = header.get("trace", [])
     if not isinstance(trace, list) or not all(
             isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
@@ -206,10 +209,10 @@ def _decode_strings(payload: memoryview, shape: tuple[int, ...], name: str) -> n
         nested = msgpack.unpackb(payload)
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise WireError(name, "payload", f"string payload is not msgpack ({exc})") from None
-    data = np.empty(shape, dtype=object)
-    if not _fits(nested, shape):
+    if not _fits(nested, shape):  # before any allocation: the shape is only declared
         raise WireError(name, "payload", f"string payload does not match shape {list(shape)} "
                         "(expected nested arrays of str, one level per dimension)")
+    data = np.empty(shape, dtype=object)
     if data.size:
         data[...] = nested
     return data

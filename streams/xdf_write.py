@@ -149,12 +149,16 @@ class XdfWriter:
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         self._write(MAGIC + chunk_bytes(FILE_HEADER, file_header_xml()))
 
-    def add_stream(self, info: StreamInfo, created_at: float | None = None) -> int:
-        """Write the stream's header and return its XDF stream id (1, 2, ...)."""
+    def add_stream(self, info: StreamInfo, created_at: float | None = None,
+                   xml: str | None = None) -> int:
+        """Write the stream's header and return its XDF stream id (1, 2, ...). `xml`, the
+        stream's whole LSL header (an inlet's `info().as_xml()`), is written as it is, as
+        LabRecorder does: every field of its <desc> (manufacturer, cap, reference...) kept."""
         if info.dtype not in XDF_FORMATS:
             raise ValueError(f"{self.path}: stream {info.name!r} has dtype {info.dtype!r}, "
                              f"which XDF cannot store; use one of {sorted(XDF_FORMATS)}")
-        header = stream_header_xml(info, local_clock() if created_at is None else created_at)
+        header = xml.encode() if xml else stream_header_xml(
+            info, local_clock() if created_at is None else created_at)
         with self._lock:
             stream_id = len(self._streams) + 1
             self._streams[stream_id] = _Stream(info)

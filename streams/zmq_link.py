@@ -104,8 +104,9 @@ class _Link:
 
 
 class Publisher(_Link):
-    """PUB: fan-out to every subscriber. Never blocks: a subscriber that falls `hwm` messages
-    behind loses the newest ones (ZeroMQ drops them; Subscriber.missed counts them)."""
+    """PUB: fan-out to every subscriber. Never blocks: a subscriber that falls behind by more
+    than both high-water marks (`hwm` here, the subscriber's there) plus what the TCP buffers
+    hold loses the newest ones (ZeroMQ drops them; Subscriber.missed counts them)."""
 
     def __init__(self, endpoint: str, bind: bool = True, hwm: int = PUBSUB_HWM):
         super().__init__(zmq.PUB, endpoint, bind, SNDHWM=hwm)

@@ -11,8 +11,8 @@ from edgert.streams import Chunk
 class Feed(Source):
     """Emits the chunks a test puts in `feed.queue`."""
 
-    def __init__(self, name: str, params: Params):
-        super().__init__(name, params)
+    def __init__(self, name: str, params: Params, pipeline: str = ""):
+        super().__init__(name, params, pipeline)
         self.queue: queue.Queue[Chunk] = queue.Queue()
 
     def read(self, timeout: float) -> Chunk | None:
@@ -27,8 +27,8 @@ class Collect(Node):
 
     outputs = ()
 
-    def __init__(self, name: str, params: Params):
-        super().__init__(name, params)
+    def __init__(self, name: str, params: Params, pipeline: str = ""):
+        super().__init__(name, params, pipeline)
         self.chunks: list[Chunk] = []
 
     def process(self, inputs: dict[str, Chunk]) -> None:

@@ -23,8 +23,8 @@ class Align(Node):
         name: str = "aligned"
         max_wait: float = Field(0.5, ge=0, description="seconds a reference chunk may wait")
 
-    def __init__(self, name: str, params: Params):
-        super().__init__(name, params)
+    def __init__(self, name: str, params: Params, pipeline: str = ""):
+        super().__init__(name, params, pipeline)
         self.inputs = tuple(params.inputs)
 
     def start(self) -> None:

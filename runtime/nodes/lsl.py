@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from dataclasses import replace
 
@@ -12,6 +13,7 @@ from edgert.streams import Chunk, StreamInfo
 from edgert.streams.lsl import Inlet, Outlet
 
 log = logging.getLogger(__name__)
+HOST = socket.gethostname()
 SLICE_S = 1.0  # the wait for a stream goes in slices, so Ctrl-C is heard between them
 
 
@@ -91,7 +93,9 @@ class LSLInlet(Source):
 class LSLOutlet(Node):
     """Publishes chunks on an LSL outlet, created from the first chunk's stream info.
 
-    `name` may use the input stream's fields: "{name}-passthrough".
+    `name` may use the input stream's fields: "{name}-passthrough". `source_id` defaults to
+    "PIPELINE/NODE@HOST": stable across restarts, so an LSL client (LabRecorder, an inlet)
+    recovers the stream when the pipeline comes back.
     """
 
     outputs = ()
@@ -99,7 +103,7 @@ class LSLOutlet(Node):
     class Params(Params):
         name: str = "{name}-edgert"
         type: str | None = None
-        source_id: str = ""
+        source_id: str | None = Field(None, description="default: PIPELINE/NODE@HOST")
         chunk_size: int = Field(0, ge=0)
         max_buffered: float = Field(360, gt=0)
 
@@ -115,7 +119,8 @@ class LSLOutlet(Node):
     def _info(self, chunk: Chunk) -> StreamInfo:
         info = chunk.info
         return replace(info, name=self.p.name.format(name=info.name, type=info.type),
-                       type=self.p.type or info.type, source_id=self.p.source_id)
+                       type=self.p.type or info.type,
+                       source_id=self.p.source_id or f"{self.pipeline}/{self.name}@{HOST}")
 
     def stop(self) -> None:
         if self.outlet is not None:

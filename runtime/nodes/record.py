@@ -26,8 +26,8 @@ class XDFRecorder(Node):
         path: Path
         inputs: list[str] = Field(["in"], min_length=1, description="input ports to record")
 
-    def __init__(self, name: str, params: Params):
-        super().__init__(name, params)
+    def __init__(self, name: str, params: Params, pipeline: str = ""):
+        super().__init__(name, params, pipeline)
         self.inputs = tuple(params.inputs)
 
     def start(self) -> None:

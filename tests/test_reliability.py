@@ -1,0 +1,192 @@
+"""Faults seen from the outside, each fixed and held here with real processes and sockets:
+outlets a client can recover after a restart, malformed frames counted once and cheaply,
+future timestamps counted as clock faults, replays never stamped ahead of the clock, the
+recorder keeping a stream's whole description, and every lost message counted."""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import numpy as np
+import pylsl
+import pyxdf
+import pytest
+import zmq
+
+from test_cli_errors import Amplifier
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock, wire
+from edgert.streams.recorder import Recorder
+from edgert.streams.replay import Replay
+from edgert.streams.zmq_link import Publisher, Puller, Subscriber, free_endpoint
+
+
+def _passthrough(uid: str) -> subprocess.Popen:
+    return subprocess.Popen(["edgert", "run", "passthrough", "--quiet", "--set",
+                             f"source.name=amp-{uid}", "--set", f"sink.name=out-{uid}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _pull_some(inlet: pylsl.StreamInlet, seconds: float) -> int:
+    got, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end and got < 50:
+        samples, _ = inlet.pull_chunk(timeout=0.5)
+        got += len(samples)
+    return got
+
+
+def test_a_plain_lsl_inlet_resumes_after_the_pipeline_is_killed_and_restarted(uid):
+    amp = Amplifier(f"amp-{uid}")
+    first = _passthrough(uid)
+    try:
+        found = pylsl.resolve_byprop("name", f"out-{uid}", timeout=30)
+        assert found, "the pipeline's outlet never appeared"
+        assert found[0].source_id() == f"passthrough/sink@{socket.gethostname()}"
+        inlet = pylsl.StreamInlet(found[0], recover=True)
+        assert _pull_some(inlet, 10) > 0
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(10)
+        second = _passthrough(uid)
+        try:
+            assert _pull_some(inlet, 40) > 0, "the inlet did not recover the restarted outlet"
+        finally:
+            second.send_signal(signal.SIGINT)
+            second.wait(20)
+    finally:
+        if first.poll() is None:
+            first.kill()
+        amp.close()
+
+
+def _zmq_pipeline(tmp_path, src: str, dst: str) -> Pipeline:
+    spec = tmp_path / "relay.yaml"
+    spec.write_text(f"""name: relay
+nodes:
+  - {{name: src, node: zmq_in, params: {{endpoint: "{src}", pattern: pull}}}}
+  - {{name: dst, node: zmq_out, params: {{endpoint: "{dst}", pattern: push}}}}
+""")
+    return Pipeline.from_yaml(spec)
+
+
+def _chunk(seq: int, ahead: float = 0.0) -> Chunk:
+    info = StreamInfo.make("eeg", 2, rate=100.0)
+    stamps = local_clock() + ahead - np.arange(4)[::-1] / 100.0
+    return Chunk(np.full((4, 2), seq, np.float32), stamps, info, seq)
+
+
+def _relay(tmp_path, messages: list[list[bytes]], expect: int) -> tuple[list[Chunk], dict]:
+    src, dst = free_endpoint(), free_endpoint()
+    with Puller(dst) as out:
+        pipe = _zmq_pipeline(tmp_path, src, dst)
+        pipe.start()
+        push = zmq.Context.instance().socket(zmq.PUSH)
+        push.connect(src)
+        try:
+            for frames in messages:
+                push.send_multipart(frames)
+            got = []
+            while len(got) < expect and (chunk := out.pull(timeout=10)) is not None:
+                got.append(chunk)
+        finally:
+            push.close(linger=0)
+            pipe.stop()
+    return got, pipe.report()
+
+
+def test_malformed_frames_are_counted_once_everywhere_and_good_ones_go_through(tmp_path):
+    good = [wire.encode(_chunk(k)) for k in range(40)]
+    header, payload = [bytes(f) for f in good[0]]
+    bad = [[header, payload[:-4]], [b"\xc1", payload], [header], [b"", b""]] * 10
+    mixed = [frames for pair in zip(good, bad) for frames in pair]
+    got, report = _relay(tmp_path, mixed, len(good))
+    assert [c.seq for c in got] == list(range(40)), "a good chunk was lost beside bad ones"
+    assert report["nodes"]["src"]["quarantined"] == 40
+    assert report["quarantined"] == {"src": {"wire": 40}}
+    assert report["nodes"]["src"]["processed"] == 40
+
+
+def test_chunks_stamped_ahead_of_the_clock_are_clock_faults_not_latencies(tmp_path):
+    messages = [wire.encode(_chunk(k, ahead=20.0 if k % 2 else 0.0)) for k in range(10)]
+    got, report = _relay(tmp_path, messages, 10)
+    assert len(got) == 10, "a chunk with a clock fault is still delivered"
+    assert report["nodes"]["src"]["clock_faults"] == 5 and report["clock_faults"] == 5
+    e2e = report["end_to_end"]
+    assert e2e["count"] == 5 and e2e["clock_faults"] == 5
+    assert 0 <= e2e["p50_ms"] < 5000 and e2e["max_ms"] >= e2e["p50_ms"]
+
+
+class StampedSink:
+    """Keeps each chunk with the clock at the moment it was pushed."""
+
+    def __init__(self, info: StreamInfo):
+        self.info, self.pushed = info, []
+
+    def push(self, chunk: Chunk) -> None:
+        self.pushed.append((chunk, local_clock()))
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_replay_at_infinite_speed_is_never_stamped_ahead_of_the_clock(loop):
+    info = StreamInfo.make("fast", 1, rate=100.0)
+    replay = Replay.from_arrays(info, np.arange(1000, dtype=np.float32)[:, None],
+                                make_sink=StampedSink, speed=float("inf"), chunk_size=50,
+                                loop=loop)
+    replay.start()
+    deadline = time.monotonic() + 10
+    while len(replay.open()[0].pushed) < (60 if loop else 20) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    replay.stop()
+    pushed = replay.sinks[0].pushed
+    assert all(chunk.timestamps[-1] <= at for chunk, at in pushed)
+    lap = [c for c, _ in pushed[:20]]
+    stamps = np.concatenate([c.timestamps for c in lap])
+    np.testing.assert_allclose(np.diff(stamps), 0.01, atol=1e-9)
+    if loop:
+        assert pushed[20][0].gap and not pushed[21][0].gap
+
+
+def test_the_recorder_keeps_the_streams_whole_description(tmp_path, uid):
+    info = pylsl.StreamInfo(f"cap-{uid}", "EEG", 2, 100, "float32", f"cap-{uid}")
+    desc = info.desc()
+    desc.append_child_value("manufacturer", "Brain Products")
+    cap = desc.append_child("cap")
+    cap.append_child_value("name", "actiCAP 64")
+    cap.append_child_value("size", "58")
+    desc.append_child("reference").append_child_value("label", "FCz")
+    channels = desc.append_child("channels")
+    for label in ("C3", "C4"):
+        channels.append_child("channel").append_child_value("label", label)
+    outlet = pylsl.StreamOutlet(info)
+    path = tmp_path / "desc.xdf"
+    with Recorder(path, [f"cap-{uid}"]):
+        for _ in range(20):
+            outlet.push_chunk(np.zeros((5, 2), np.float32).tolist())
+            time.sleep(0.02)
+    del outlet
+    streams, _ = pyxdf.load_xdf(str(path))
+    saved = streams[0]["info"]["desc"][0]
+    assert saved["manufacturer"] == ["Brain Products"]
+    assert saved["cap"][0]["name"] == ["actiCAP 64"] and saved["cap"][0]["size"] == ["58"]
+    assert saved["reference"][0]["label"] == ["FCz"]
+    assert [c["label"][0] for c in saved["channels"][0]["channel"]] == ["C3", "C4"]
+    assert streams[0]["info"]["source_id"] == [f"cap-{uid}"]
+    assert len(streams[0]["time_stamps"]) == 100
+
+
+def test_a_slow_subscriber_counts_every_message_it_lost():
+    info = StreamInfo.make("flood", 256, rate=1000.0)
+    sent = 6000
+    with Publisher(free_endpoint()) as pub, Subscriber(pub.endpoint) as sub:
+        time.sleep(0.5)  # the subscription reaches the publisher
+        for seq in range(sent):
+            pub.push(Chunk(np.zeros((1, 256), np.float32), np.array([local_clock()]), info,
+                           seq))
+        received = 0
+        while sub.pull(timeout=0.5) is not None:
+            received += 1
+        pub.push(Chunk(np.zeros((1, 256), np.float32), np.array([local_clock()]), info, sent))
+        assert sub.pull(timeout=5) is not None
+        received += 1
+    assert received >= 200, "both high-water marks hold at least hwm messages each"
+    assert received + sub.missed == sent + 1, "every message lost is counted"
