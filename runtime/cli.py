@@ -509,6 +509,28 @@ def export_(
 
 
 @app.command()
+def keys(
+    folder: Path = typer.Argument(..., help="Where to write the pair."),
+    name: str = typer.Option("edgert", help="The pair's name: NAME.key and NAME.key_secret."),
+) -> None:
+    """Make a ZeroMQ CURVE key pair for an endpoint reachable from other machines."""
+    from edgert.streams.zmq_security import make_keys
+
+    for path in (folder / f"{name}.key", folder / f"{name}.key_secret"):
+        if path.exists():
+            _fail(f"{path} exists; choose another --name or folder (a key is never overwritten)")
+    try:
+        public, secret = make_keys(folder, name)
+    except OSError as e:
+        _fail(f"cannot write keys into {folder}: {e.strerror}")
+    console.print(f"public key written to {public} (hand it out)\n"
+                  f"secret key written to {secret} (keep it; only this end reads it)\n"
+                  "server: params keys: NAME.key_secret, clients: a folder of the clients' "
+                  "NAME.key\nclient: params keys: NAME.key_secret, server_key: the server's "
+                  "NAME.key", soft_wrap=True)
+
+
+@app.command()
 def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
     """Check a bundle: hashes, opset, loads in ONNX Runtime, parity re-run."""
     from edgert.export.bundle import BundleError

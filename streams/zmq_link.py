@@ -7,6 +7,8 @@ cheaper); ZeroMQ reads the array later from its I/O thread, so never modify a ch
 sending it. Receives wait in a zmq.Poller, so they sleep rather than spin, and return None on
 timeout; decoded arrays are views of the received message.
 The wire format is docs/wire.md; PUB/SUB messages carry the stream name as a first frame.
+An endpoint reachable from other machines needs CURVE keys (`Security`, zmq_security.py) or an
+explicit `insecure` flag.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import zmq
 from edgert.streams import wire
 from edgert.streams.chunk import Chunk
 from edgert.streams.clock import local_clock
+from edgert.streams.zmq_security import Security, refused
 
 PUBSUB_HWM = 100
 
@@ -53,10 +56,17 @@ class _Link:
 
     stage = "zmq"
 
-    def __init__(self, kind: int, endpoint: str, bind: bool, **options: int):
+    def __init__(self, kind: int, endpoint: str, bind: bool, security: Security | None = None,
+                 **options: int):
         self.socket = zmq.Context.instance().socket(kind)
         for option, value in options.items():
             self.socket.setsockopt(getattr(zmq, option), value)
+        try:
+            self.monitor = (security or Security()).apply(self.socket, endpoint, bind)
+        except ValueError:
+            self.socket.close(linger=0)
+            raise
+        self._refused = 0
         if bind:
             self.socket.bind(endpoint)
             endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -92,8 +102,17 @@ class _Link:
         chunk.trace.append((self.stage, float(chunk.timestamps[-1]) if len(chunk) else now, now))
         return chunk
 
+    @property
+    def refused(self) -> int:
+        """Peers whose CURVE handshake failed (no key, or one not allowed in)."""
+        self._refused += refused(self.monitor)
+        return self._refused
+
     def close(self, linger: float = 0.0) -> None:
         """Close the socket; messages still queued after `linger` seconds are dropped."""
+        if self.monitor is not None:
+            self.socket.disable_monitor()
+            self.monitor.close(linger=0)
         self.socket.close(linger=_ms(linger))
 
     def __enter__(self) -> Self:
@@ -108,8 +127,9 @@ class Publisher(_Link):
     than both high-water marks (`hwm` here, the subscriber's there) plus what the TCP buffers
     hold loses the newest ones (ZeroMQ drops them; Subscriber.missed counts them)."""
 
-    def __init__(self, endpoint: str, bind: bool = True, hwm: int = PUBSUB_HWM):
-        super().__init__(zmq.PUB, endpoint, bind, SNDHWM=hwm)
+    def __init__(self, endpoint: str, bind: bool = True, hwm: int = PUBSUB_HWM,
+                 security: Security | None = None):
+        super().__init__(zmq.PUB, endpoint, bind, security, SNDHWM=hwm)
         self.pushed = 0
 
     def push(self, chunk: Chunk) -> None:
@@ -128,8 +148,8 @@ class Subscriber(_Link):
     stage = "zmq_sub"
 
     def __init__(self, endpoint: str, topic: str = "", bind: bool = False,
-                 hwm: int = PUBSUB_HWM):
-        super().__init__(zmq.SUB, endpoint, bind, RCVHWM=hwm)
+                 hwm: int = PUBSUB_HWM, security: Security | None = None):
+        super().__init__(zmq.SUB, endpoint, bind, security, RCVHWM=hwm)
         self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
         self.missed = 0
         self._last_seq: dict[str, int] = {}
@@ -160,8 +180,9 @@ class Pusher(_Link):
     """PUSH: lossless hand-off to the pullers, round robin. push blocks (backpressure) while
     every puller is `hwm` messages behind, or while a bound pusher has no puller yet."""
 
-    def __init__(self, endpoint: str, bind: bool = False, hwm: int = 1000):
-        super().__init__(zmq.PUSH, endpoint, bind, SNDHWM=hwm)
+    def __init__(self, endpoint: str, bind: bool = False, hwm: int = 1000,
+                 security: Security | None = None):
+        super().__init__(zmq.PUSH, endpoint, bind, security, SNDHWM=hwm)
         self.pushed = 0
 
     def push(self, chunk: Chunk, timeout: float | None = None) -> None:
@@ -175,8 +196,9 @@ class Puller(_Link):
 
     stage = "zmq_pull"
 
-    def __init__(self, endpoint: str, bind: bool = True, hwm: int = 1000):
-        super().__init__(zmq.PULL, endpoint, bind, RCVHWM=hwm)
+    def __init__(self, endpoint: str, bind: bool = True, hwm: int = 1000,
+                 security: Security | None = None):
+        super().__init__(zmq.PULL, endpoint, bind, security, RCVHWM=hwm)
 
     def pull(self, timeout: float | None = 0.2) -> Chunk | None:
         """The next chunk, waiting up to `timeout` seconds; raises WireError if malformed."""
@@ -190,8 +212,8 @@ class Requester(_Link):
 
     stage = "zmq_req"
 
-    def __init__(self, endpoint: str, bind: bool = False):
-        super().__init__(zmq.REQ, endpoint, bind, REQ_RELAXED=1, REQ_CORRELATE=1)
+    def __init__(self, endpoint: str, bind: bool = False, security: Security | None = None):
+        super().__init__(zmq.REQ, endpoint, bind, security, REQ_RELAXED=1, REQ_CORRELATE=1)
 
     def request(self, chunk: Chunk, timeout: float | None = 5.0) -> Chunk:
         """The reply; TimeoutError if none within `timeout` s, RemoteError if the peer failed."""
@@ -209,8 +231,8 @@ class Replier(_Link):
 
     stage = "zmq_rep"
 
-    def __init__(self, endpoint: str, bind: bool = True):
-        super().__init__(zmq.REP, endpoint, bind)
+    def __init__(self, endpoint: str, bind: bool = True, security: Security | None = None):
+        super().__init__(zmq.REP, endpoint, bind, security)
 
     def receive(self, timeout: float | None = 0.2) -> Chunk | None:
         """The next request; each one must be answered with reply() or fail() before the next."""
@@ -272,8 +294,9 @@ class Server(_Link):
 
     stage = "zmq_router"
 
-    def __init__(self, endpoint: str, bind: bool = True, forget: float = 60.0):
-        super().__init__(zmq.ROUTER, endpoint, bind)
+    def __init__(self, endpoint: str, bind: bool = True, forget: float = 60.0,
+                 security: Security | None = None):
+        super().__init__(zmq.ROUTER, endpoint, bind, security)
         self.replies = zmq.Context.instance().socket(zmq.PULL)
         self.replies.bind(reply_address(endpoint))
         self._poller.register(self.replies, zmq.POLLIN)

@@ -12,10 +12,26 @@ from typing import Literal
 
 from pydantic import Field
 
-from edgert.runtime.node import Node, Params, Source
+from edgert.runtime.node import Node, Params, Source, UserPath
 from edgert.streams import Chunk
 from edgert.streams.zmq_link import (Answerer, Publisher, Puller, Pusher, Replier, Server,
-                              Subscriber)
+                                     Subscriber)
+from edgert.streams.zmq_security import Security
+
+
+class Secured(Params):
+    """CURVE for an endpoint reachable from other machines (`edgert keys` makes the pairs)."""
+
+    keys: UserPath | None = Field(None, description="this end's NAME.key_secret")
+    server_key: UserPath | None = Field(None, description="connecting end: the server's "
+                                        "NAME.key")
+    clients: UserPath | None = Field(None, description="binding end: folder of the public "
+                                     "keys allowed in")
+    insecure: bool = Field(False, description="allow an endpoint off this machine without "
+                           "keys (in the clear; warns)")
+
+    def security(self) -> Security:
+        return Security(self.keys, self.server_key, self.clients, self.insecure)
 
 
 class ZMQIn(Source):
@@ -23,22 +39,22 @@ class ZMQIn(Source):
     empty chunk carrying the request's seq, once the chunk is accepted into the pipeline;
     ROUTER leaves the answer to a `zmq_out` with `pattern: reply` downstream."""
 
-    class Params(Params):
+    class Params(Secured):
         endpoint: str = Field(description="e.g. tcp://127.0.0.1:5555")
         pattern: Literal["sub", "pull", "rep", "router"] = "sub"
         bind: bool | None = None
         topic: str = Field("", description="SUB only: stream-name prefix to receive")
 
     def start(self) -> None:
-        p = self.p
+        p, security = self.p, self.p.security()
         if p.pattern == "sub":
-            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind))
+            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind), security=security)
         elif p.pattern == "pull":
-            self.link = Puller(p.endpoint, bind=p.bind is not False)
+            self.link = Puller(p.endpoint, bind=p.bind is not False, security=security)
         elif p.pattern == "router":
-            self.link = Server(p.endpoint, bind=p.bind is not False)
+            self.link = Server(p.endpoint, bind=p.bind is not False, security=security)
         else:
-            self.link = Replier(p.endpoint, bind=p.bind is not False)
+            self.link = Replier(p.endpoint, bind=p.bind is not False, security=security)
 
     def read(self, timeout: float) -> Chunk | None:
         if self.p.pattern == "router":
@@ -54,7 +70,8 @@ class ZMQIn(Source):
         self.link.close()
 
     def stats(self) -> dict:
-        out = {"endpoint": self.link.endpoint, "missed": getattr(self.link, "missed", 0)}
+        out = {"endpoint": self.link.endpoint, "missed": getattr(self.link, "missed", 0),
+               "refused": self.link.refused}
         if self.p.pattern == "router":
             out |= {"requests": self.link.requests, "answered": self.link.answered,
                     "expired": self.link.expired}
@@ -67,7 +84,7 @@ class ZMQOut(Node):
 
     outputs = ()
 
-    class Params(Params):
+    class Params(Secured):
         endpoint: str = Field(description="e.g. tcp://127.0.0.1:5556")
         pattern: Literal["pub", "push", "reply"] = "pub"
         bind: bool | None = None
@@ -75,13 +92,14 @@ class ZMQOut(Node):
                          "(PUB) or blocking (PUSH)")
 
     def start(self) -> None:
-        p = self.p
+        p, security = self.p, self.p.security()
         if p.pattern == "pub":
-            self.link = Publisher(p.endpoint, bind=p.bind is not False, hwm=p.hwm)
+            self.link = Publisher(p.endpoint, bind=p.bind is not False, hwm=p.hwm,
+                                  security=security)
         elif p.pattern == "reply":
             self.link = Answerer(p.endpoint)
         else:
-            self.link = Pusher(p.endpoint, bind=bool(p.bind), hwm=p.hwm)
+            self.link = Pusher(p.endpoint, bind=bool(p.bind), hwm=p.hwm, security=security)
 
     def process(self, inputs: dict[str, Chunk]) -> None:
         if self.p.pattern == "reply":
@@ -93,4 +111,6 @@ class ZMQOut(Node):
         self.link.close(linger=1.0)
 
     def stats(self) -> dict:
-        return {"endpoint": self.p.endpoint if self.p.pattern == "reply" else self.link.endpoint}
+        if self.p.pattern == "reply":
+            return {"endpoint": self.p.endpoint}
+        return {"endpoint": self.link.endpoint, "refused": self.link.refused}

@@ -1,0 +1,100 @@
+"""ZeroMQ CURVE: an endpoint off this machine needs keys or an explicit flag; a server lets in
+only the clients whose public keys it lists, refuses and counts the others; `edgert keys`."""
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from edgert.runtime.pipeline import Pipeline
+from edgert.runtime.spec import PipelineError
+from edgert.streams import Chunk, StreamInfo, local_clock
+from edgert.streams.zmq_link import Puller, Pusher, free_endpoint
+from edgert.streams.zmq_security import Security, exposed, make_keys
+
+
+@pytest.fixture
+def keys(tmp_path):
+    """Server and client pairs from `edgert keys`; the server lists the client's public key,
+    not the stranger's."""
+    for name in ("server", "client", "stranger"):
+        done = subprocess.run(["edgert", "keys", str(tmp_path / "keys"), "--name", name],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (allowed / "client.key").write_bytes((tmp_path / "keys" / "client.key").read_bytes())
+    return tmp_path / "keys", allowed
+
+
+def _chunk(seq: int) -> Chunk:
+    return Chunk(np.full((2, 3), seq, np.float32), local_clock() + np.zeros(2),
+                 StreamInfo.make("secret-eeg", 3), seq)
+
+
+def test_endpoints_off_this_machine_say_what_they_need():
+    assert exposed("tcp://*:5555") and exposed("tcp://0.0.0.0:5555")
+    assert exposed("tcp://10.1.2.3:5555") and exposed("tcp://robot.local:5555")
+    assert not exposed("tcp://127.0.0.1:5555") and not exposed("tcp://localhost:1")
+    assert not exposed("ipc:///tmp/x") and not exposed("inproc://x")
+
+
+def test_binding_all_interfaces_without_keys_is_refused_unless_insecure(tmp_path, caplog):
+    spec = tmp_path / "open.yaml"
+    port = free_endpoint().rpartition(":")[2]
+    spec.write_text(f"""name: open
+nodes:
+  - name: src
+    node: zmq_in
+    params: {{endpoint: "tcp://*:{port}", pattern: pull}}
+  - name: sink
+    node: zmq_out
+    params: {{endpoint: "{free_endpoint()}", pattern: push}}
+""")
+    with pytest.raises(PipelineError, match=r"node 'src'.*reachable from other machines.*"
+                                            r"edgert keys.*insecure: true"):
+        Pipeline.from_yaml(spec).start()
+    pipe = Pipeline.from_yaml(spec, ["src.insecure=true"])
+    pipe.start()
+    pipe.stop()
+    assert "sends in the clear" in caplog.text
+
+
+def test_curve_lets_in_listed_clients_and_refuses_and_counts_the_rest(keys):
+    folder, allowed = keys
+    server = Security(folder / "server.key_secret", clients=allowed)
+    with Puller("tcp://0.0.0.0:0", security=server) as puller:
+        endpoint = "tcp://127.0.0.1:" + puller.endpoint.rpartition(":")[2]
+        client = Security(folder / "client.key_secret", server_key=folder / "server.key")
+        stranger = Security(folder / "stranger.key_secret", server_key=folder / "server.key")
+        with Pusher(endpoint, security=client) as good, \
+                Pusher(endpoint, security=stranger), Pusher(endpoint):
+            for k in range(3):
+                good.push(_chunk(k), timeout=5)
+            got = [puller.pull(timeout=5) for _ in range(3)]
+            assert [c.seq for c in got] == [0, 1, 2]
+            deadline = time.monotonic() + 10
+            while puller.refused < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert puller.pull(timeout=0.5) is None, "no chunk from an unlisted peer"
+            assert puller.refused >= 2, "the stranger and the plain peer were refused"
+
+
+@pytest.mark.parametrize("case,expect", [
+    ("no clients", "needs clients"), ("no server key", "needs server_key"),
+    ("public only", "holds no secret key"), ("not a key", "not a ZeroMQ certificate")])
+def test_a_curve_setup_that_cannot_work_names_the_field(keys, tmp_path, case, expect):
+    folder, allowed = keys
+    (tmp_path / "junk").write_text("not a key")
+    security, bind = {
+        "no clients": (Security(folder / "server.key_secret"), True),
+        "no server key": (Security(folder / "client.key_secret"), False),
+        "public only": (Security(folder / "client.key"), False),
+        "not a key": (Security(tmp_path / "junk"), True)}[case]
+    with pytest.raises(ValueError, match=expect):
+        (Puller if bind else Pusher)(free_endpoint(), bind=bind, security=security)
+
+
+def test_make_keys_keeps_the_secret_private(tmp_path):
+    public, secret = make_keys(tmp_path, "me")
+    assert public.exists() and secret.stat().st_mode & 0o077 == 0
