@@ -130,7 +130,12 @@ class Bundle:
         return bundle
 
     def file(self, name: str) -> Path:
-        return self.path / name
+        """A file of the bundle; a manifest that names one outside its folder is refused."""
+        path = self.path / name
+        if Path(name).is_absolute() or not path.resolve().is_relative_to(self.path.resolve()):
+            raise BundleError(f"{self.path}: the manifest names {name!r}, outside the bundle's "
+                              "folder; a bundle only reads its own files")
+        return path
 
     def model_path(self, variant: str = "fp32") -> Path:
         if variant not in self.manifest.variants:

@@ -201,6 +201,17 @@ def test_tampered_file_fails_load(copy):
         Bundle.load(copy)
 
 
+@pytest.mark.parametrize("name", ["../outside.onnx", "/etc/hostname", "sub/../../x.onnx"])
+def test_a_manifest_naming_a_file_outside_the_bundle_is_refused(copy, name):
+    (copy.parent / "outside.onnx").write_bytes((copy / "model.onnx").read_bytes())
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["variants"]["fp32"]["file"] = name
+    manifest["files"][name] = "0" * 64
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="outside the bundle's folder"):
+        Bundle.load(copy)
+
+
 def test_verify_passes_on_a_fresh_bundle(bundle):
     report = verify(bundle.path)
     assert set(report["hashes"]) == set(bundle.manifest.files)

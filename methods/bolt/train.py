@@ -187,7 +187,7 @@ class Trained:
 
     @classmethod
     def load(cls, path: Path) -> "Trained":
-        state = torch.load(path, weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=True)
         models = {}
         for name, weights in state["models"].items():
             models[name] = Scorer(state["sizes"][name])

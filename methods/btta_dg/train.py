@@ -45,7 +45,9 @@ class Trained:
         path = folder / CHECKPOINT
         torch.save({"config": self.model.config, "state": self.model.state_dict(),
                     "sources": {k: v.to_dict() for k, v in self.sources.items()}, "labels": list(self.labels),
-                    "meta": self.meta, "examples": self.examples}, path)
+                    "meta": self.meta,
+                    "examples": None if self.examples is None else torch.from_numpy(
+                        np.ascontiguousarray(self.examples))}, path)
         return path
 
     @classmethod
@@ -56,12 +58,13 @@ class Trained:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no BTTA-DG checkpoint; make one with "
                                     "`edgert train btta_dg --out DIR`")
-        saved = torch.load(path, map_location="cpu", weights_only=False)
+        saved = torch.load(path, map_location="cpu", weights_only=True)
         model = SincAdaptNet(**saved["config"])
         model.load_state_dict(saved["state"])
         sources = {k: SourceStats.from_dict(v) for k, v in saved["sources"].items()}
+        examples = saved.get("examples")
         return cls(model.eval(), sources, tuple(saved["labels"]), saved.get("meta", {}),
-                   saved.get("examples"))
+                   None if examples is None else examples.numpy())
 
 
 def fit(x: np.ndarray, y: np.ndarray, rate: float, classes: int, sinc: bool = True,

@@ -219,7 +219,7 @@ class Trained:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no CogMoE checkpoint; make one with "
                                     "`edgert train cogmoe --out DIR`")
-        saved = torch.load(path, map_location="cpu", weights_only=False)
+        saved = torch.load(path, map_location="cpu", weights_only=True)
         cfg = {k: saved["config"][k] for k in ("features", "quality", "sensors", "steps")}
         model = build(saved["name"], **cfg)
         model.load_state_dict(saved["state"])
