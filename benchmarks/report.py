@@ -150,8 +150,27 @@ def scenarios(suite: dict, out: Path) -> list[str]:
                          "scenario latency over time")
 
 
+def reliability(suite: dict, out: Path) -> list[str]:
+    r = suite["results"]
+    s = r["summary"]
+    lines = ["## Reliability", "", f"Faults survived {s['faults_survived']}/{s['faults']}; "
+             f"samples lost before a fault: {s['lost_before_fault']}; hostile inputs tried "
+             f"{s['hostile_tried']}, crashed {s['hostile_crashed']}; a rejected frame costs "
+             f"{num(r['reject']['reject_us_p50'])} us (p50), {num(s['reject_us_p99'])} us "
+             f"(p99); memory growth over {num(r['soak']['seconds'])} s: "
+             f"{num(100 * s['soak_rss_growth'])} %.", ""]
+    lines += config_line(suite) + table(
+        ["fault", "survived", "detail"],
+        [[name, f["survived"], ", ".join(f"{k} {v}" for k, v in f.items() if k != "survived")]
+         for name, f in r["faults"].items()])
+    h = r["hostile"]
+    return lines + table(["hostile inputs", "refused", "decoded", "crashed", "peak bytes"],
+                         [[h["tried"], h["refused"], h["decoded"], h["crashed"],
+                           h["peak_bytes_max"]]])
+
+
 SECTIONS = {"transport": transport, "inference": inference, "pipelines": pipelines,
-            "scenarios": scenarios}
+            "scenarios": scenarios, "reliability": reliability}
 
 
 def write_report(results: dict, out_dir: Path) -> Path:

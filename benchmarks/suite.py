@@ -27,7 +27,7 @@ from rich.progress import (
 
 log = logging.getLogger(__name__)
 
-SUITES = ("transport", "inference", "pipelines", "scenarios")
+SUITES = ("transport", "inference", "pipelines", "scenarios", "reliability")
 PACKAGES = ("edgert", "numpy", "onnxruntime", "onnxruntime-gpu", "torch", "pylsl", "pyzmq")
 
 
@@ -63,6 +63,9 @@ def run_suite(name: str, quick: bool, out_dir: Path, progress: Progress | None,
     if name == "pipelines":
         from edgert.benchmarks.pipelines import run_pipelines
         return run_pipelines(quick, out_dir, progress)
+    if name == "reliability":
+        from edgert.benchmarks.reliability import run_reliability
+        return run_reliability(quick, out_dir, progress)
     from edgert.benchmarks.scenarios import run_scenarios
     return run_scenarios(quick, out_dir, progress)
 

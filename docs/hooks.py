@@ -10,13 +10,14 @@ from types import UnionType
 from typing import Annotated, Literal, Union, get_args, get_origin
 
 RESULTS = Path(__file__).parent / "results"
-MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)) -->")
+MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w.]+))?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(m.group(2)),
+    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(m.group(2),
+                                                                             m.group(3)),
                     markdown)
 
 
@@ -77,19 +78,24 @@ def _scalars(metrics: dict, prefix: str = "") -> dict:
     return flat
 
 
-def results(name: str) -> str:
-    """The results table of a saved JSON: one row per variant, or one per named number."""
+def results(name: str, key: str | None = None) -> str:
+    """A table of a saved JSON: of its `results` (one row per variant, in its `columns`), or
+    of the part at `key` (a.b.c): one row per entry when its entries are maps, else one row
+    per number."""
     path = RESULTS / name
     if not path.exists():
         return f"*No results saved yet: `{path.name}` is made by the command above.*"
     saved = json.loads(path.read_text())
-    if "results" in saved:
-        flat = {variant: _scalars(m) for variant, m in saved["results"].items()}
-        columns = [c for c in saved.get("columns") or next(iter(flat.values()))
-                   if any(c in row for row in flat.values())]
-        rows = [[f"`{variant}`"] + [row.get(c) for c in columns] for variant, row in
-                flat.items()]
-        return _table(["variant"] + columns, rows) + f"\n\n*Generated from `docs/results/{name}`.*"
-    flat = _scalars(saved)
-    return (_table(["measure", "value"], [[k, v] for k, v in flat.items()])
-            + f"\n\n*Generated from `docs/results/{name}`.*")
+    part = saved.get("results", saved) if key is None else saved
+    for step in (key.split(".") if key else []):
+        part = part[step]
+    note = f"\n\n*Generated from `docs/results/{name}`{f', {key}' if key else ''}.*"
+    if part and all(isinstance(v, dict) for v in part.values()):
+        flat = {row: _scalars(m) for row, m in part.items()}
+        columns = list(dict.fromkeys(c for row in flat.values() for c in row))
+        if key is None and saved.get("columns"):
+            columns = [c for c in saved["columns"] if c in columns]
+        rows = [[f"`{row}`"] + [values.get(c) for c in columns] for row, values in flat.items()]
+        return _table([""] + columns, rows) + note
+    flat = _scalars(part)
+    return _table(["measure", "value"], [[k, v] for k, v in flat.items()]) + note

@@ -18,7 +18,7 @@ class Latency:
     """
 
     def __init__(self, size: int = 1 << 16):
-        self.values = np.zeros(size)
+        self.values = np.full(size, 0.0)  # written now: no page faults while a run fills it
         self.count = 0
         self.max = 0.0
         self.clock_faults = 0

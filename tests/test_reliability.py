@@ -190,3 +190,19 @@ def test_a_slow_subscriber_counts_every_message_it_lost():
         received += 1
     assert received >= 200, "both high-water marks hold at least hwm messages each"
     assert received + sub.missed == sent + 1, "every message lost is counted"
+
+
+def test_the_reliability_bench_faults_and_hostile_inputs_hold():
+    from edgert.benchmarks.reliability import QUICK, bad_and_clock, hostile, source_restart
+
+    reject, burst, clock = bad_and_clock(QUICK)
+    assert burst["survived"] and burst["counted_once"]
+    assert burst["rejected_counted"] == burst["expected"]
+    assert clock["survived"] and clock["clock_faults"] == clock["expected"]
+    assert reject["reject_us_p50"] >= 0 and reject["good_after_none_ms_p50"] > 0
+    found = hostile(QUICK)
+    assert found["crashed"] == 0 and found["refused"] + found["decoded"] == found["tried"]
+    assert found["peak_bytes_max"] < 1 << 20
+    for kind in ("zmq", "lsl"):
+        fault = source_restart(kind)
+        assert fault["survived"] and fault["lost_before_fault"] == 0, (kind, fault)

@@ -8,3 +8,6 @@ edgert evaluate btta_dg --out "$out/btta_dg.json"
 edgert evaluate cogmoe --out "$out/cogmoe.json"
 edgert evaluate bolt --out "$out/bolt.json"
 python -m edgert.benchmarks.first_result --out "$out/first_result.json"
+edgert bench reliability --out /tmp/edgert-reliability
+python -c "import json; r = json.load(open('/tmp/edgert-reliability/results.json'));
+json.dump(r['reliability'], open('$out/reliability.json', 'w'), indent=1)"

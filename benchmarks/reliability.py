@@ -1,0 +1,336 @@
+"""`edgert bench reliability`: what edgert survives, refuses and loses, in numbers.
+
+- faults: an LSL source process killed and restarted, and a ZeroMQ one; a burst of malformed
+  frames; a sender whose clock runs ahead; `edgert record` killed mid-recording. Each is
+  survived when the pipeline keeps delivering after it, and loses nothing that was sent
+  before it, from the first sample it received (counted sample by sample: the sources send
+  counters).
+- reject cost: the time a malformed frame costs the `zmq_in` source, from how much later a
+  good chunk arrives behind K bad ones than behind none, in the same run.
+- hostile inputs: thousands of seeded mutations of a good wire message (fields dropped,
+  retyped, huge declared shapes, cut payloads); how many were refused with a WireError,
+  decoded, or crashed (anything else), and the largest memory one decode took.
+- soak: a relay pipeline fed as fast as it takes for a while; resident memory at the start and
+  the end, threads and open files before and after.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import psutil
+import zmq
+
+from edgert.runtime import spec as specs
+from edgert.runtime.pipeline import Pipeline
+from edgert.streams import Chunk, StreamInfo, local_clock, wire
+from edgert.streams.xdf_read import read_xdf
+from edgert.streams.zmq_link import Puller, free_endpoint
+
+
+@dataclass(frozen=True)
+class Config:
+    hostile: int = 5000
+    reject_k: int = 100
+    reject_repeats: int = 30
+    soak_s: float = 60.0
+    seed: int = 0
+
+
+QUICK = Config(hostile=1000, reject_repeats=10, soak_s=20.0)
+FULL = Config(soak_s=1800.0)
+
+SOURCE = """
+import sys, time, numpy as np, pylsl, zmq, msgpack
+kind, name, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+from edgert.streams import Chunk, StreamInfo, local_clock, wire
+info = StreamInfo.make(name, 1, rate=500.0, source_id=name)
+if kind == "lsl":
+    from edgert.streams.lsl import Outlet
+    out = Outlet(info)
+else:
+    out = zmq.Context.instance().socket(zmq.PUSH)
+    out.connect(sys.argv[4])
+k = start
+while True:
+    chunk = Chunk(np.arange(k, k + 10, dtype=np.float32)[:, None],
+                  local_clock() - np.arange(10)[::-1] / 500.0, info, k // 10)
+    out.push(chunk) if kind == "lsl" else out.send_multipart(wire.encode(chunk))
+    k += 10
+    print(k, flush=True)
+    time.sleep(0.02)
+"""
+
+
+def _pipeline(name: str, source: dict, sink: str) -> Pipeline:
+    raw = {"name": f"reliability-{name}", "nodes": [
+        {"name": "src", **source},
+        {"name": "out", "node": "zmq_out", "params": {"endpoint": sink, "pattern": "push"}}]}
+    return Pipeline(specs.parse(raw, name))
+
+
+class Counted:
+    """Counter values received on a PULL socket, from a thread."""
+
+    def __init__(self, endpoint: str):
+        self.puller = Puller(endpoint)
+        self.values: set[int] = set()
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while self.running:
+            chunk = self.puller.pull(0.1)
+            if chunk is not None:
+                self.values.update(int(v) for v in chunk.data[:, 0])
+
+    def wait_for(self, n: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while len(self.values) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return len(self.values) >= n
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(2)
+        self.puller.close()
+
+
+def _spawn(kind: str, name: str, start: int, endpoint: str = "") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", SOURCE, kind, name, str(start), endpoint],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def _sent(proc: subprocess.Popen) -> int:
+    """Kill the source; the last counter it reported sending."""
+    os.kill(proc.pid, signal.SIGKILL)
+    lines = proc.communicate()[0].split()
+    return int(lines[-1]) if lines else 0
+
+
+def source_restart(kind: str) -> dict:
+    """A source process killed and restarted: survived if the pipeline delivers the restarted
+    source's data; lost = counters sent before the kill that never arrived."""
+    name = f"fault-{kind}-{os.getpid()}-{time.monotonic_ns()}"
+    sink, src_endpoint = free_endpoint(), free_endpoint()
+    source = ({"node": "lsl_inlet", "params": {"name": name, "wait": 20}} if kind == "lsl" else
+              {"node": "zmq_in", "params": {"endpoint": src_endpoint, "pattern": "pull"}})
+    got = Counted(sink)
+    first = _spawn(kind, name, 0, src_endpoint)
+    pipe = _pipeline(name, source, sink)
+    try:
+        pipe.start()
+        got.wait_for(200, 20)
+        sent = _sent(first)
+        time.sleep(1.0)  # what was in flight arrives
+        lost = len(set(range(min(got.values, default=0), sent)) - got.values)
+        second = _spawn(kind, name, 10**6, src_endpoint)
+        survived = got.wait_for(len(got.values) + 200, 30)
+        _sent(second)
+    finally:
+        pipe.stop()
+        got.close()
+    report = pipe.report()
+    return {"survived": bool(survived), "sent_before_fault": sent, "lost_before_fault": lost,
+            "reconnects": report["nodes"]["src"].get("reconnects", 0)}
+
+
+def _relay() -> tuple[Pipeline, str, str]:
+    src, sink = free_endpoint(), free_endpoint()
+    return _pipeline("relay", {"node": "zmq_in", "params": {"endpoint": src,
+                                                           "pattern": "pull"}}, sink), src, sink
+
+
+def _good(seq: int, ahead: float = 0.0) -> list:
+    info = StreamInfo.make("rel", 8, rate=250.0)
+    return wire.encode(Chunk(np.zeros((10, 8), np.float32),
+                             local_clock() + ahead - np.arange(10)[::-1] / 250.0, info, seq))
+
+
+def bad_and_clock(cfg: Config) -> tuple[dict, dict, dict]:
+    """A malformed burst, a clock ahead, and the reject cost, through one relay pipeline."""
+    pipe, src, sink = _relay()
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(src)
+    header, payload = [bytes(f) for f in _good(0)]
+    bad = [header, payload[:-4]]
+    with Puller(sink) as out:
+        pipe.start()
+        try:
+            after = {0: [], cfg.reject_k: []}
+            for r in range(cfg.reject_repeats * 2):
+                k = cfg.reject_k if r % 2 else 0
+                for _ in range(k):
+                    push.send_multipart(bad)
+                t0 = time.perf_counter()
+                push.send_multipart(_good(r))
+                out.pull(timeout=10)
+                after[k].append(time.perf_counter() - t0)
+                time.sleep(0.005)
+            for _ in range(1000):
+                push.send_multipart(bad)
+            push.send_multipart(_good(10**5))
+            burst_ok = out.pull(timeout=10) is not None
+            for seq in range(20):
+                push.send_multipart(_good(seq, ahead=30.0 if seq % 2 else 0.0))
+            arrived = sum(out.pull(timeout=10) is not None for _ in range(20))
+        finally:
+            push.close(linger=0)
+            pipe.stop()
+    report = pipe.report()
+    rejected = report["nodes"]["src"]["quarantined"]
+    cost = (np.median(after[cfg.reject_k]) - np.median(after[0])) / cfg.reject_k
+    per = np.array(after[cfg.reject_k]) - np.median(after[0])
+    reject = {"k": cfg.reject_k, "good_after_none_ms_p50": float(np.median(after[0]) * 1e3),
+              f"good_after_{cfg.reject_k}_bad_ms_p50":
+                  float(np.median(after[cfg.reject_k]) * 1e3),
+              "reject_us_p50": float(max(cost, 0.0) * 1e6),
+              "reject_us_p99": float(max(np.percentile(per, 99), 0.0) / cfg.reject_k * 1e6)}
+    burst = {"survived": bool(burst_ok), "rejected_counted": rejected,
+             "expected": cfg.reject_k * cfg.reject_repeats + 1000,
+             "counted_once": report["quarantined"] == {"src": {"wire": rejected}}}
+    clock = {"survived": arrived == 20, "clock_faults": report["clock_faults"],
+             "expected": 10, "p99_ms": report["end_to_end"]["p99_ms"]}
+    return reject, burst, clock
+
+
+def recorder_killed(tmp: Path) -> dict:
+    """`edgert record` killed with SIGKILL mid-recording: the file reads to its last chunk."""
+    name = f"rec-{os.getpid()}-{time.monotonic_ns()}"
+    source = _spawn("lsl", name, 0)
+    path = tmp / "killed.xdf"
+    rec = subprocess.Popen(["edgert", "record", str(path), "-s", name], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(6)
+    os.kill(rec.pid, signal.SIGKILL)
+    rec.wait()
+    sent = _sent(source)
+    streams = read_xdf(path)
+    kept = len(streams[0]) if streams else 0
+    return {"survived": kept > 0, "samples_kept": kept, "samples_sent": sent}
+
+
+def hostile(cfg: Config) -> dict:
+    """Seeded mutations of a good message through `wire.decode`."""
+    rng = np.random.default_rng(cfg.seed)
+    header = msgpack.unpackb(_good(0)[0])
+    payload = bytes(_good(0)[1])
+    choices = [None, True, -1, 0, 2**40, 2**62, 1.5, "x", b"\x00", [], [2**40, 0], [1] * 40,
+               {"a": 1}, "float128", "string"]
+    outcome = {"refused": 0, "decoded": 0, "crashed": 0}
+    peak_max = 0
+    for _ in range(cfg.hostile):
+        stream = dict(header["stream"])
+        h = dict(header, stream=stream)
+        for _ in range(int(rng.integers(1, 4))):
+            where = h if rng.random() < 0.6 else stream
+            key = rng.choice(sorted(where) + ["timestamps", "rate", "trace"])
+            if rng.random() < 0.3:
+                where.pop(key, None)
+            else:
+                where[key] = choices[int(rng.integers(len(choices)))]
+        body = payload[:int(rng.integers(0, len(payload) + 1))] if rng.random() < 0.3 else payload
+        frames = [msgpack.packb(h), body]
+        tracemalloc.start()
+        try:
+            wire.decode(frames)
+            outcome["decoded"] += 1
+        except (wire.WireError, wire.RemoteError):
+            outcome["refused"] += 1
+        except Exception:
+            outcome["crashed"] += 1
+        finally:
+            peak_max = max(peak_max, tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    return {"tried": cfg.hostile, **outcome, "peak_bytes_max": peak_max}
+
+
+def soak(cfg: Config) -> dict:
+    """The relay pipeline fed as fast as it takes for `soak_s`: memory, threads, files."""
+    me = psutil.Process()
+    threads0, files0 = threading.active_count(), len(me.open_files()) + me.num_fds()
+    pipe, src, sink = _relay()
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(src)
+    with Puller(sink) as out:
+        pipe.start()
+        rss = []
+        sent = 0
+        end = time.monotonic() + cfg.soak_s
+        warm = time.monotonic() + cfg.soak_s / 4  # ring buffers and caches fill first
+        while time.monotonic() < end:
+            push.send_multipart(_good(sent))
+            sent += 1
+            while out.pull(timeout=0) is not None:
+                pass
+            if sent % 500 == 0 and time.monotonic() > warm:
+                rss.append(me.memory_info().rss)
+        while out.pull(timeout=1.0) is not None:  # what is still queued goes through
+            pass
+        push.close(linger=0)
+        pipe.stop()
+    time.sleep(0.5)
+    report = pipe.report()
+    growth = (rss[-1] - rss[0]) / rss[0] if len(rss) > 1 else 0.0
+    return {"seconds": cfg.soak_s, "chunks": sent, "processed": report["nodes"]["out"]["processed"],
+            "rss_growth": float(growth), "rss_mb_end": rss[-1] / 2**20 if rss else None,
+            "threads_leaked": threading.active_count() - threads0,
+            "fds_leaked": len(me.open_files()) + me.num_fds() - files0}
+
+
+def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
+    cfg = QUICK if quick else FULL
+    steps = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
+             "reject cost", "recorder killed", "hostile inputs", "soak"]
+    task = progress.add_task("reliability", total=len(steps)) if progress else None
+    results: dict = {"faults": {}}
+
+    def step(what: str) -> None:
+        if progress:
+            progress.update(task, description=f"reliability: {what}")
+
+    step(steps[0])
+    results["faults"]["lsl_source_restarted"] = source_restart("lsl")
+    _advance(progress, task)
+    step(steps[1])
+    results["faults"]["zmq_source_restarted"] = source_restart("zmq")
+    _advance(progress, task)
+    step(steps[2])
+    results["reject"], results["faults"]["malformed_burst"], \
+        results["faults"]["clock_ahead"] = bad_and_clock(cfg)
+    _advance(progress, task)
+    step(steps[3])
+    with tempfile.TemporaryDirectory() as tmp:
+        results["faults"]["recorder_killed"] = recorder_killed(Path(tmp))
+    _advance(progress, task)
+    step(steps[4])
+    results["hostile"] = hostile(cfg)
+    _advance(progress, task)
+    step(steps[5])
+    results["soak"] = soak(cfg)
+    _advance(progress, task)
+    faults = results["faults"].values()
+    results["summary"] = {
+        "faults_survived": sum(f["survived"] for f in faults), "faults": len(results["faults"]),
+        "lost_before_fault": sum(f.get("lost_before_fault", 0) for f in faults),
+        "hostile_tried": results["hostile"]["tried"],
+        "hostile_crashed": results["hostile"]["crashed"],
+        "reject_us_p99": results["reject"]["reject_us_p99"],
+        "soak_rss_growth": results["soak"]["rss_growth"]}
+    return {"config": asdict(cfg), "results": results}
+
+
+def _advance(progress, task) -> None:
+    if progress:
+        progress.advance(task)
