@@ -68,7 +68,8 @@ class Pipeline:
         self.order = self._order()
         self._check_inputs()
         threaded = {s.name for s in spec.nodes if s.thread}
-        self.scheduler = Scheduler(self.nodes, self.edges, threaded, self.order)
+        self.scheduler = Scheduler(self.nodes, self.edges, threaded, self.order,
+                                   {s.name: s.on_error for s in spec.nodes})
         self.started_at: float | None = None
         self.stopped_at: float | None = None
         self.metrics_server = None
@@ -176,7 +177,7 @@ class Pipeline:
 
     def shortfalls(self, report: dict) -> list[str]:
         """Why a finished run did not do its job: it stopped itself, a node quarantined every
-        chunk it got, or a sink received nothing."""
+        chunk it got, a sink received nothing, or a node failed at its job (its `failed`)."""
         found = [self.fatal] if self.fatal else []
         for name, node in report["nodes"].items():
             if node["quarantined"] and not node["processed"]:
@@ -185,7 +186,19 @@ class Pipeline:
             elif name in self.scheduler.sinks and not node["processed"]:
                 found.append(f"sink {name!r} received nothing in "
                              f"{report['duration_s']:.1f} s")
+            if node.get("failed"):
+                found.append(f"node {name!r}: {node['failed']}")
         return found
+
+    def _extra(self, name: str) -> dict:
+        """Restarts of a node that may restart, silences of a source."""
+        sched, out = self.scheduler, {}
+        if sched.on_error.get(name) == "restart":
+            out["restarts"] = sched.restarts[name]
+        if isinstance(self.nodes[name], Source):
+            out |= {"silences": sched.silences[name],
+                    "longest_silence_s": round(sched.longest_silence[name], 3)}
+        return out
 
     def report(self) -> dict:
         """Latency percentiles per node and end to end, counts, drops and quarantines."""
@@ -200,7 +213,8 @@ class Pipeline:
                            "p99_ms": lat["p99_ms"], "max_ms": lat["max_ms"],
                            "clock_faults": lat["clock_faults"],
                            "processed": sched.processed[name], "dropped": dropped[name],
-                           "quarantined": sched.quarantine.counts[name], **node.stats()}
+                           "quarantined": sched.quarantine.counts[name], **self._extra(name),
+                           **node.stats()}
         end = self.stopped_at or local_clock()
         return {
             "pipeline": self.spec.name,

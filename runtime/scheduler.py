@@ -20,12 +20,18 @@ from edgert.runtime.tracer import Tracer
 from edgert.streams import Chunk, local_clock
 
 log = logging.getLogger(__name__)
+SILENCE_S = 2.0  # a regular stream quiet this long is reported
+RESTART_S, RESTART_MAX_S = 0.1, 5.0  # on_error: restart backs off from 0.1 s to 5 s
 
 
 class Scheduler:
     def __init__(self, nodes: dict[str, Node], edges: list[Edge], threaded: set[str],
-                 order: list[str]):
+                 order: list[str], on_error: dict[str, str] | None = None):
         self.nodes, self.edges, self.order = nodes, edges, order
+        self.on_error = on_error or {}
+        self.restarts = {name: 0 for name in nodes}
+        self.silences = {name: 0 for name in nodes}
+        self.longest_silence = {name: 0.0 for name in nodes}
         self.inputs: dict[str, list[Edge]] = {name: [] for name in nodes}
         self.outputs: dict[str, dict[str, list[Edge]]] = {name: {} for name in nodes}
         for e in edges:
@@ -77,6 +83,7 @@ class Scheduler:
     def _read(self, name: str) -> None:
         source = self.nodes[name]
         stage = self.tracer.stages[name]
+        last: float | None = None
         while self.running.is_set():
             try:
                 chunk = source.read(0.1)
@@ -94,6 +101,8 @@ class Scheduler:
                 continue
             if chunk is None:
                 continue
+            self._heard(name, chunk, last)
+            last = time.monotonic()
             self.processed[name] += 1
             if len(chunk) and not stage.add(ahead := local_clock() - chunk.timestamps[-1]) \
                     and stage.clock_faults == 1:
@@ -154,8 +163,22 @@ class Scheduler:
         if out:
             self._emit(name, out, t0, t1)
 
+    def _heard(self, name: str, chunk: Chunk, last: float | None) -> None:
+        """A regular stream silent for over SILENCE_S before this chunk: counted, logged once
+        per source (the other streams went on meanwhile)."""
+        if last is None or chunk.info.rate <= 0:
+            return
+        quiet = time.monotonic() - last
+        if quiet > SILENCE_S:
+            self.silences[name] += 1
+            self.longest_silence[name] = max(self.longest_silence[name], quiet)
+            if self.silences[name] == 1:
+                log.warning("node %r: stream %r was silent for %.1f s; counted in the "
+                            "report's silences", name, chunk.info.name, quiet)
+
     def _failed(self, name: str, port: str, chunk: Chunk | None, error: Exception) -> None:
-        """A node raised: count it like a bad chunk, log the traceback once, keep running."""
+        """A node raised: count it like a bad chunk and log the traceback once; then, as its
+        `on_error` says, go on, restart the node, or stop the run."""
         kind = f"error:{type(error).__name__}"
         if self.quarantine.kinds[(name, kind)] == 0:
             log.exception("node %r raised on input %r", name, port)
@@ -163,6 +186,25 @@ class Scheduler:
             self.quarantine.add(name, port, chunk, kind, str(error))
         else:
             self.quarantine.reject(name, kind, str(error))
+        policy = self.on_error.get(name, "continue")
+        if policy == "stop":
+            self.fatal = self.fatal or f"node {name!r} raised {type(error).__name__}: {error} " \
+                                       "(on_error: stop)"
+            self.running.clear()
+        elif policy == "restart":
+            self._restart(name)
+
+    def _restart(self, name: str) -> None:
+        """Stop and start the node again after a backoff that doubles with each restart."""
+        node = self.nodes[name]
+        self.restarts[name] += 1
+        time.sleep(min(RESTART_S * 2 ** (self.restarts[name] - 1), RESTART_MAX_S))
+        try:
+            node.stop()
+            node.start()
+        except Exception as e:
+            self.fatal = self.fatal or f"node {name!r} could not restart: {e}"
+            self.running.clear()
 
     def _emit(self, name: str, out: dict, t0: float | None = None,
               t1: float | None = None) -> None:

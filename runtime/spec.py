@@ -19,6 +19,9 @@ class NodeSpec(BaseModel):
     node: str
     params: dict[str, Any] = {}
     thread: bool = False
+    on_error: Literal["continue", "restart", "stop"] = Field(
+        "continue", description="when the node raises: count it and go on, restart the node "
+        "(stop, then start, backing off 0.1 s doubling to 5 s), or stop the pipeline")
 
 
 class EdgeSpec(BaseModel):

@@ -44,3 +44,22 @@ class Slow(Node):
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         time.sleep(self.p.seconds)
         return {"out": inputs["in"]}
+
+
+class Flaky(Node):
+    """Raises on every `every`-th chunk; counts how often it was started."""
+
+    class Params(Params):
+        every: int = 3
+
+    starts = 0
+
+    def start(self) -> None:
+        Flaky.starts += 1
+        self.seen = 0
+
+    def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
+        self.seen += 1
+        if self.seen % self.p.every == 0:
+            raise RuntimeError(f"flaky at chunk {self.seen}")
+        return {"out": inputs["in"]}

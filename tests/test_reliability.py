@@ -206,3 +206,89 @@ def test_the_reliability_bench_faults_and_hostile_inputs_hold():
     for kind in ("zmq", "lsl"):
         fault = source_restart(kind)
         assert fault["survived"] and fault["lost_before_fault"] == 0, (kind, fault)
+
+
+@pytest.mark.parametrize("policy", ["continue", "restart", "stop"])
+def test_a_node_that_raises_follows_its_on_error_policy(policy):
+    from pipeline_nodes import Flaky
+    from test_pipeline import FEED, SINK, build, chunks_of, run_through
+
+    Flaky.starts = 0
+    pipe = build([FEED, {"name": "flaky", "node": "pipeline_nodes:Flaky",
+                         "params": {"every": 3}, "on_error": policy}, SINK])
+    report = run_through(pipe, chunks_of(np.zeros((90, 4), np.float32)), settle=1.0)
+    errors = report["quarantined"]["flaky"]["error:RuntimeError"]
+    delivered = len(pipe.nodes["sink"].chunks)
+    if policy == "continue":
+        assert errors == 3 and delivered == 6 and Flaky.starts == 1
+    elif policy == "restart":
+        assert report["nodes"]["flaky"]["restarts"] == errors and Flaky.starts == errors + 1
+        assert errors >= 3 and delivered == 9 - errors
+    else:
+        assert errors == 1 and delivered == 2
+        assert "node 'flaky' raised RuntimeError" in pipe.fatal and "on_error: stop" in pipe.fatal
+
+
+def test_a_full_disk_ends_the_recording_not_the_pipeline(tmp_path, uid):
+    """`edgert run` with a 64 KiB file-size limit: the recorder stops at the limit, says so,
+    counts what it could not write, and the pipeline's other sink keeps receiving."""
+    import json
+    import resource
+
+    spec = tmp_path / "rec.yaml"
+    spec.write_text(f"""name: rec
+nodes:
+  - {{name: src, node: lsl_inlet, params: {{name: amp-{uid}}}}}
+  - {{name: rec, node: xdf_recorder, params: {{path: {tmp_path / 'out.xdf'}}}}}
+  - {{name: out, node: lsl_outlet, params: {{name: copy-{uid}}}}}
+edges:
+  - {{from: src, to: rec}}
+  - {{from: src, to: out}}
+""")
+    limit = 64 * 1024
+    amp = Amplifier(f"amp-{uid}", rate=1000.0)
+    try:
+        done = subprocess.run(
+            ["edgert", "run", str(spec), "--quiet", "--duration", "6", "--report",
+             str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    finally:
+        amp.close()
+    report = json.loads((tmp_path / "r.json").read_text())
+    rec, out = report["nodes"]["rec"], report["nodes"]["out"]
+    assert done.returncode == 1 and "recording to" in done.stderr + done.stdout
+    assert rec["failed"] and rec["unrecorded"] > 0 and rec["samples"] > 0
+    assert out["processed"] == report["nodes"]["src"]["processed"], "the other sink went on"
+    assert len(pyxdf.load_xdf(str(tmp_path / "out.xdf"))[0][0]["time_stamps"]) > 0
+
+
+def test_a_silent_source_is_reported_while_the_other_streams_go_on(tmp_path, uid):
+    spec = tmp_path / "two.yaml"
+    spec.write_text(f"""name: two
+nodes:
+  - {{name: a, node: lsl_inlet, params: {{name: a-{uid}}}}}
+  - {{name: b, node: lsl_inlet, params: {{name: b-{uid}}}}}
+  - {{name: out_a, node: lsl_outlet, params: {{name: a-copy-{uid}}}}}
+  - {{name: out_b, node: lsl_outlet, params: {{name: b-copy-{uid}}}}}
+edges:
+  - {{from: a, to: out_a}}
+  - {{from: b, to: out_b}}
+""")
+    a, b = Amplifier(f"a-{uid}"), Amplifier(f"b-{uid}")
+    pipe = Pipeline.from_yaml(spec)
+    try:
+        pipe.start()
+        time.sleep(1.5)
+        a.silent = True
+        during = pipe.report()["nodes"]["b"]["processed"]
+        time.sleep(3.0)
+        assert pipe.report()["nodes"]["b"]["processed"] > during + 20, "b went on"
+        a.silent = False
+        time.sleep(1.5)
+    finally:
+        pipe.stop()
+        a.close()
+        b.close()
+    nodes = pipe.report()["nodes"]
+    assert nodes["a"]["silences"] == 1 and 2.5 < nodes["a"]["longest_silence_s"] < 5
+    assert nodes["b"]["silences"] == 0
