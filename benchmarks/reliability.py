@@ -10,6 +10,7 @@
 - hostile inputs: thousands of seeded mutations of a good wire message (fields dropped,
   retyped, huge declared shapes, cut payloads); how many were refused with a WireError,
   decoded, or crashed (anything else), and the largest memory one decode took.
+- scaling (scaling.py): cost and latency against channels, rate, streams and pipelines.
 - soak: a relay pipeline fed as fast as it takes for a while; resident memory at the start and
   the end, threads and open files before and after.
 """
@@ -31,6 +32,7 @@ import numpy as np
 import psutil
 import zmq
 
+from edgert.benchmarks.scaling import run_scaling
 from edgert.runtime import spec as specs
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams import Chunk, StreamInfo, local_clock, wire
@@ -292,7 +294,7 @@ def soak(cfg: Config) -> dict:
 def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
     cfg = QUICK if quick else FULL
     steps = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
-             "reject cost", "recorder killed", "hostile inputs", "soak"]
+             "reject cost", "recorder killed", "hostile inputs", "scaling", "soak"]
     task = progress.add_task("reliability", total=len(steps)) if progress else None
     results: dict = {"faults": {}}
 
@@ -318,6 +320,9 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
     results["hostile"] = hostile(cfg)
     _advance(progress, task)
     step(steps[5])
+    results["scaling"] = run_scaling(quick, progress, task)
+    _advance(progress, task)
+    step(steps[6])
     results["soak"] = soak(cfg)
     _advance(progress, task)
     faults = results["faults"].values()
@@ -327,6 +332,7 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
         "hostile_tried": results["hostile"]["tried"],
         "hostile_crashed": results["hostile"]["crashed"],
         "reject_us_p99": results["reject"]["reject_us_p99"],
+        **{f"largest_{k}_held": v for k, v in results["scaling"]["largest_held"].items()},
         "soak_rss_growth": results["soak"]["rss_growth"]}
     return {"config": asdict(cfg), "results": results}
 

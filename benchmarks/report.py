@@ -164,9 +164,17 @@ def reliability(suite: dict, out: Path) -> list[str]:
         [[name, f["survived"], ", ".join(f"{k} {v}" for k, v in f.items() if k != "survived")]
          for name, f in r["faults"].items()])
     h = r["hostile"]
-    return lines + table(["hostile inputs", "refused", "decoded", "crashed", "peak bytes"],
-                         [[h["tried"], h["refused"], h["decoded"], h["crashed"],
-                           h["peak_bytes_max"]]])
+    lines += table(["hostile inputs", "refused", "decoded", "crashed", "peak bytes"],
+                   [[h["tried"], h["refused"], h["decoded"], h["crashed"], h["peak_bytes_max"]]])
+    scaling = r["scaling"]
+    for dimension, points in scaling["curves"].items():
+        rows = [[p.get(dimension), p.get("p50_ms"), p.get("p99_ms"), p.get("dropped"),
+                 p.get("cpu_pct_first_pipeline"), p.get("skipped", "")] for p in points]
+        lines += [f"### Scaling: {dimension} (largest with p99 <= "
+                  f"{num(scaling['config']['bound_ms'])} ms: "
+                  f"{scaling['largest_held'][dimension]})", ""]
+        lines += table([dimension, "p50 ms", "p99 ms", "dropped", "cpu %", "note"], rows)
+    return lines
 
 
 SECTIONS = {"transport": transport, "inference": inference, "pipelines": pipelines,

@@ -80,8 +80,8 @@ def _scalars(metrics: dict, prefix: str = "") -> dict:
 
 def results(name: str, key: str | None = None) -> str:
     """A table of a saved JSON: of its `results` (one row per variant, in its `columns`), or
-    of the part at `key` (a.b.c): one row per entry when its entries are maps, else one row
-    per number."""
+    of the part at `key` (a.b.c): one row per entry when its entries are maps or it is a list
+    of them, else one row per number."""
     path = RESULTS / name
     if not path.exists():
         return f"*No results saved yet: `{path.name}` is made by the command above.*"
@@ -90,6 +90,10 @@ def results(name: str, key: str | None = None) -> str:
     for step in (key.split(".") if key else []):
         part = part[step]
     note = f"\n\n*Generated from `docs/results/{name}`{f', {key}' if key else ''}.*"
+    if isinstance(part, list):  # points of a curve: one row each
+        flat = [_scalars(p) for p in part]
+        columns = list(dict.fromkeys(c for row in flat for c in row))
+        return _table(columns, [[row.get(c) for c in columns] for row in flat]) + note
     if part and all(isinstance(v, dict) for v in part.values()):
         flat = {row: _scalars(m) for row, m in part.items()}
         columns = list(dict.fromkeys(c for row in flat.values() for c in row))

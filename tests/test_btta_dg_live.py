@@ -3,12 +3,12 @@ user's state kept across sessions, `edgert demo bci`, and `evaluate`'s result ke
 import json
 import os
 import subprocess
-import time
 
 import numpy as np
 import pytest
 import torch
 
+from bci_session import run_session
 from edgert import pipelines
 from edgert.export.verify import verify
 from edgert.methods.btta_dg import synth
@@ -20,8 +20,7 @@ from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.train import Trained, epoch, population, train_source
 from edgert.runtime.console import results_table
 from edgert.runtime.pipeline import Pipeline
-from edgert.streams.replay import Replay
-from edgert.streams.zmq_link import Subscriber, free_endpoint
+from edgert.streams.zmq_link import free_endpoint
 
 
 @pytest.fixture(scope="module")
@@ -63,24 +62,7 @@ def _session(name, state, trials, seed):
     streams, _ = recordings(name, trials, seed)
     endpoint = free_endpoint()
     pipe = _pipeline(name, state, endpoint)
-    replay = Replay(streams, chunk_size=8)
-    outlets = replay.open()
-    sub = Subscriber(endpoint)
-    pipe.start()
-    received = []
-    try:
-        for outlet in outlets:
-            assert outlet.wait_for_consumers(10.0)
-        replay.start()
-        deadline = time.monotonic() + 60
-        while len(received) < trials and time.monotonic() < deadline:
-            chunk = sub.pull(0.2)
-            if chunk is not None:
-                received.append(chunk.data)
-    finally:
-        pipe.stop()
-        replay.stop()
-        sub.close()
+    received = run_session(pipe, streams, endpoint, trials)
     return pipe.report(), received
 
 

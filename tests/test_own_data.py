@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from bci_session import run_session
 from drive_files import write_adabase, write_cl_drive
 from gdf_file import write_gdf
 from mi_files import CUES, write_physionet, write_xdf
@@ -17,7 +18,7 @@ from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.demo import recordings
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.replay import Replay
-from edgert.streams.zmq_link import Subscriber, free_endpoint
+from edgert.streams.zmq_link import free_endpoint
 
 LABELS = "--labels=" + ",".join(f"{k}={v}" for k, v in CUES.items())
 SUBSET = ("C3", "C1", "Cz", "C2", "C4", "CP1", "CPz", "CP2")
@@ -65,25 +66,7 @@ def _decode(bundle, uid, extra=(), trials=2):
             f"probs_lsl.name=own-{uid}-probs", f"prior_lsl.name=own-{uid}-prior",
             f"probs_zmq.endpoint={endpoint}", *extra]
     pipe = Pipeline.from_yaml(pipelines.find("bci"), sets)
-    replay = Replay(streams, chunk_size=10, speed=2.0)
-    outlets = replay.open()
-    sub = Subscriber(endpoint)
-    pipe.start()
-    received = []
-    try:
-        for outlet in outlets:
-            assert outlet.wait_for_consumers(10.0)
-        replay.start()
-        deadline = time.monotonic() + 30
-        while (len(received) < trials and time.monotonic() < deadline
-               and pipe.scheduler.fatal is None):
-            chunk = sub.pull(0.2)
-            if chunk is not None:
-                received.append(chunk.data)
-    finally:
-        pipe.stop()
-        replay.stop()
-        sub.close()
+    received = run_session(pipe, streams, endpoint, trials, speed=2.0, timeout=30)
     return received, pipe
 
 
