@@ -35,7 +35,8 @@ def run_through(pipe, chunks, settle=0.3):
     for c in chunks:
         pipe.nodes["src"].queue.put(c)
     deadline = time.monotonic() + 10
-    while not pipe.nodes["src"].queue.empty() and time.monotonic() < deadline:
+    while (not pipe.nodes["src"].queue.empty() and time.monotonic() < deadline
+           and pipe.scheduler.fatal is None):
         time.sleep(0.01)
     time.sleep(settle)
     pipe.stop()
