@@ -10,7 +10,7 @@ from types import UnionType
 from typing import Annotated, Literal, Union, get_args, get_origin
 
 RESULTS = Path(__file__).parent / "results"
-MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w.]+))?) -->")
+MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+))?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer")
 
@@ -88,6 +88,8 @@ def results(name: str, key: str | None = None) -> str:
     saved = json.loads(path.read_text())
     part = saved.get("results", saved) if key is None else saved
     for step in (key.split(".") if key else []):
+        if step not in part:
+            return f"*`docs/results/{name}` has no `{key}` yet: the command above makes it.*"
         part = part[step]
     note = f"\n\n*Generated from `docs/results/{name}`{f', {key}' if key else ''}.*"
     if isinstance(part, list):  # points of a curve: one row each
