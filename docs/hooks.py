@@ -10,15 +10,14 @@ from types import UnionType
 from typing import Annotated, Literal, Union, get_args, get_origin
 
 RESULTS = Path(__file__).parent / "results"
-MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+))?) -->")
+MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(m.group(2),
-                                                                             m.group(3)),
-                    markdown)
+    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(
+        m.group(2), m.group(3), m.group(4).split(",") if m.group(4) else None), markdown)
 
 
 def _cell(value) -> str:
@@ -78,10 +77,10 @@ def _scalars(metrics: dict, prefix: str = "") -> dict:
     return flat
 
 
-def results(name: str, key: str | None = None) -> str:
+def results(name: str, key: str | None = None, only: list[str] | None = None) -> str:
     """A table of a saved JSON: of its `results` (one row per variant, in its `columns`), or
     of the part at `key` (a.b.c): one row per entry when its entries are maps or it is a list
-    of them, else one row per number."""
+    of them (the columns `only` lists, if given), else one row per number."""
     path = RESULTS / name
     if not path.exists():
         return f"*No results saved yet: `{path.name}` is made by the command above.*"
@@ -101,6 +100,8 @@ def results(name: str, key: str | None = None) -> str:
         columns = list(dict.fromkeys(c for row in flat.values() for c in row))
         if key is None and saved.get("columns"):
             columns = [c for c in saved["columns"] if c in columns]
+        if only:
+            columns = [c for c in only if c in columns]
         rows = [[f"`{row}`"] + [values.get(c) for c in columns] for row, values in flat.items()]
         return _table([""] + columns, rows) + note
     flat = _scalars(part)

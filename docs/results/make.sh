@@ -8,6 +8,10 @@ edgert evaluate btta_dg --out "$out/btta_dg.json"
 edgert evaluate cogmoe --out "$out/cogmoe.json"
 edgert evaluate bolt --out "$out/bolt.json"
 python -m edgert.benchmarks.first_result --out "$out/first_result.json"
+bash benchmarks/setup_peers.sh
+edgert bench transport --out /tmp/edgert-transport
+python -c "import json; r = json.load(open('/tmp/edgert-transport/results.json'));
+json.dump(dict(r['transport'], machine=r['machine']), open('$out/transport.json', 'w'), indent=1)"
 edgert bench reliability --out /tmp/edgert-reliability
 python -c "import json; r = json.load(open('/tmp/edgert-reliability/results.json'));
 json.dump(r['reliability'], open('$out/reliability.json', 'w'), indent=1)"
