@@ -153,3 +153,32 @@ def server_search(result: dict, bound_ms: float, path: Path) -> Path | None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+def scaling(result: dict, path: Path) -> Path | None:
+    """p50/p99 added latency and CPU against each dimension of the load, the bound drawn."""
+    curves = {d: [p for p in points if "skipped" not in p]
+              for d, points in result["curves"].items()}
+    curves = {d: points for d, points in curves.items() if points}
+    if not curves:
+        return None
+    fig, axes = _grid(len(curves))
+    for ax, (dimension, points) in zip(axes, curves.items()):
+        x = [p[dimension] for p in points]
+        ax.plot(x, [p["p50_ms"] for p in points], marker="o", label="p50")
+        ax.plot(x, [p["p99_ms"] for p in points], marker="o", label="p99")
+        ax.axhline(result["config"]["bound_ms"], color="grey", ls="--", lw=1, label="bound")
+        ax.set_xscale("log")
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(dimension)
+        ax.set_ylabel("end to end, ms")
+        ax.set_ylim(bottom=0)
+        cpu = ax.twinx()
+        load = [p["cpu_pct_first_pipeline"] or 0.0 for p in points]
+        cpu.plot(x, load, color="tab:green", marker=".", lw=1, label="CPU % (right)")
+        cpu.set_ylim(0, max(max(load) * 1.2, 10))
+        cpu.set_ylabel("CPU % of one core")
+        ax.legend(loc="upper left", fontsize=8)
+        cpu.legend(loc="upper right", fontsize=8)
+    return _save(fig, path)

@@ -174,7 +174,8 @@ def reliability(suite: dict, out: Path) -> list[str]:
                   f"{num(scaling['config']['bound_ms'])} ms: "
                   f"{scaling['largest_held'][dimension]})", ""]
         lines += table([dimension, "p50 ms", "p99 ms", "dropped", "cpu %", "note"], rows)
-    return lines
+    return lines + image(plots.scaling(scaling, out / "reliability_scaling.png"),
+                         "latency and CPU against load")
 
 
 SECTIONS = {"transport": transport, "inference": inference, "pipelines": pipelines,

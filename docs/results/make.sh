@@ -15,3 +15,4 @@ json.dump(dict(r['transport'], machine=r['machine']), open('$out/transport.json'
 edgert bench reliability --out /tmp/edgert-reliability
 python -c "import json; r = json.load(open('/tmp/edgert-reliability/results.json'));
 json.dump(r['reliability'], open('$out/reliability.json', 'w'), indent=1)"
+cp /tmp/edgert-reliability/reliability_scaling.png "$out/"
