@@ -292,3 +292,17 @@ edges:
     nodes = pipe.report()["nodes"]
     assert nodes["a"]["silences"] == 1 and 2.5 < nodes["a"]["longest_silence_s"] < 5
     assert nodes["b"]["silences"] == 0
+
+
+def test_a_stalled_sink_behind_a_latest_edge_stalls_nothing_else():
+    from test_pipeline import FEED, SINK, build, chunks_of, run_through
+
+    stalled = {"name": "stalled", "node": "pipeline_nodes:Slow", "params": {"seconds": 2.0}}
+    pipe = build([FEED, SINK, stalled],
+                 [{"from": "src", "to": "sink"},
+                  {"from": "src", "to": "stalled", "policy": "latest", "capacity": 1}])
+    t0 = time.monotonic()
+    report = run_through(pipe, chunks_of(np.zeros((500, 4), np.float32)), settle=0.5)
+    assert len(pipe.nodes["sink"].chunks) == 50, "the other sink got every chunk"
+    assert time.monotonic() - t0 < 10, "the stalled sink held nothing else up"
+    assert report["nodes"]["stalled"]["dropped"] >= 45 and report["dropped"] >= 45
