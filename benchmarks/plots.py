@@ -119,7 +119,8 @@ def offered_load(result: dict, path: Path) -> Path | None:
                       key=lambda p: p["rate"])
         rate = [p["rate"] for p in rows]
         axes[0].plot(rate, [p["throughput_qps"] for p in rows], "o-", label=policy)
-        axes[1].plot(rate, [p["p99_ms"] for p in rows], "o-", label=policy)
+        axes[1].plot(rate, [np.nan if p["p99_ms"] is None else p["p99_ms"] for p in rows],
+                     "o-", label=policy)
         axes[2].plot(rate, [p["dropped"] for p in rows], "o-", label=policy)
     top = max(p["rate"] for p in points.values())
     axes[0].plot([0, top], [0, top], ":", color="grey", label="offered")

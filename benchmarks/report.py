@@ -134,13 +134,13 @@ def scenarios(suite: dict, out: Path) -> list[str]:
         ["scenario", "figure", "figure ms", "p50 ms", "p99 ms", "note"], rows)
     load = r["offered_load"]
     rows = [[p["policy"], p["load"], p["rate"], p["throughput_qps"], p["p50_ms"], p["p99_ms"],
-             p["dropped"], p["backlog"]] for p in load["points"].values()]
+             p["dropped"], p["backlog"], p.get("unfinished")] for p in load["points"].values()]
     lines += ["### Offered load and edge policy", "",
               f"Saturation (offline): {num(load['saturation_qps'])} queries/s. A `block` "
               "edge loses nothing and its latency grows past saturation; a `latest` edge "
               "keeps latency flat and counts what it drops.", ""]
     lines += table(["edge", "x saturation", "offered/s", "completed/s", "p50 ms", "p99 ms",
-                    "dropped", "backlog"], rows)
+                    "dropped", "backlog", "unfinished"], rows)
     lines += image(plots.offered_load(load, out / "scenarios_load.png"), "offered load")
     lines += image(plots.server_search(sv, cfg["bound_ms"], out / "scenarios_server.png"),
                    "server rate search")

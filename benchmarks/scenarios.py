@@ -35,7 +35,7 @@ class Config:
     interval_ms: float = 25.0
     bound_ms: float = 10.0
     search_steps: int = 5
-    loads: tuple[float, ...] = (0.25, 0.5, 0.8, 1.5, 3.0)
+    loads: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 3.0, 10.0)  # x saturation
 
 
 QUICK = Config(seconds=1.5, warmup_s=0.3, repeats=1, streams=4, search_steps=4)
@@ -151,14 +151,21 @@ def offline(load: Load) -> dict:
 
 
 def at_rate(load: Load, rate: float, seed: int, policy: str = "block") -> tuple[Run, dict]:
-    """Poisson arrivals at `rate`: latency, throughput, drops and backlog."""
-    run = load.run(poisson(rate, load.cfg.seconds, seed), policy)
+    """Poisson arrivals at `rate`: latency, throughput, drops and backlog. `unfinished`
+    counts the queries due in the measured window that never completed (waiting, far past
+    saturation, or dropped); when none completed, the latencies are None, not 0."""
+    arrivals = poisson(rate, load.cfg.seconds, seed)
+    run = load.run(arrivals, policy)
     keep = load.measured(run)
     finished = (run.done >= load.cfg.warmup_s) & (run.done < load.cfg.seconds)
     lat = run.latency_ms[keep]
+    due = int(((arrivals >= load.cfg.warmup_s) & (arrivals < load.cfg.seconds)).sum())
+    figures = summarize(lat)
+    if not len(lat):
+        figures.update({k: None for k in figures if k.endswith("_ms")})
     return run, {"rate": rate, "throughput_qps": float(finished.sum() / load.window_s()),
-                 **summarize(lat), "dropped": run.dropped,
-                 "backlog": run.planned - run.issued}
+                 **figures, "dropped": run.dropped, "backlog": run.planned - run.issued,
+                 "unfinished": due - int(keep.sum())}
 
 
 def server(load: Load, seed: int, saturation: float) -> dict:
