@@ -191,13 +191,14 @@ class Pipeline:
         return found
 
     def _extra(self, name: str) -> dict:
-        """Restarts of a node that may restart, silences of a source."""
+        """Restarts of a node that may restart; silences and clock jumps of a source."""
         sched, out = self.scheduler, {}
         if sched.on_error.get(name) == "restart":
             out["restarts"] = sched.restarts[name]
         if isinstance(self.nodes[name], Source):
             out |= {"silences": sched.silences[name],
-                    "longest_silence_s": round(sched.longest_silence[name], 3)}
+                    "longest_silence_s": round(sched.longest_silence[name], 3),
+                    "clock_jumps": sched.clock_jumps[name]}
         return out
 
     def report(self) -> dict:

@@ -21,6 +21,7 @@ from edgert.streams import Chunk, local_clock
 
 log = logging.getLogger(__name__)
 SILENCE_S = 2.0  # a regular stream quiet this long is reported
+JUMP_S = 0.1  # timestamps this far back from the newest seen: the source's clock was reset
 RESTART_S, RESTART_MAX_S = 0.1, 5.0  # on_error: restart backs off from 0.1 s to 5 s
 
 
@@ -31,6 +32,7 @@ class Scheduler:
         self.on_error = on_error or {}
         self.restarts = {name: 0 for name in nodes}
         self.silences = {name: 0 for name in nodes}
+        self.clock_jumps = {name: 0 for name in nodes}
         self.longest_silence = {name: 0.0 for name in nodes}
         self.inputs: dict[str, list[Edge]] = {name: [] for name in nodes}
         self.outputs: dict[str, dict[str, list[Edge]]] = {name: {} for name in nodes}
@@ -84,6 +86,7 @@ class Scheduler:
         source = self.nodes[name]
         stage = self.tracer.stages[name]
         last: float | None = None
+        stamp: float | None = None
         while self.running.is_set():
             try:
                 chunk = source.read(0.1)
@@ -103,6 +106,7 @@ class Scheduler:
                 continue
             self._heard(name, chunk, last)
             last = time.monotonic()
+            stamp = self._jumped(name, chunk, stamp)
             self.processed[name] += 1
             if len(chunk) and not stage.add(ahead := local_clock() - chunk.timestamps[-1]) \
                     and stage.clock_faults == 1:
@@ -175,6 +179,23 @@ class Scheduler:
             if self.silences[name] == 1:
                 log.warning("node %r: stream %r was silent for %.1f s; counted in the "
                             "report's silences", name, chunk.info.name, quiet)
+
+    def _jumped(self, name: str, chunk: Chunk, stamp: float | None) -> float | None:
+        """A source's timestamps going back (its clock reset): the chunk is flagged `gap`, so
+        windows and filters restart instead of mixing two clocks, and the jump is counted.
+        Returns the newest timestamp seen."""
+        if not len(chunk):
+            return stamp
+        newest = float(chunk.timestamps[-1])
+        if stamp is None or chunk.timestamps[0] >= stamp - JUMP_S:
+            return newest if stamp is None else max(stamp, newest)
+        chunk.gap = True
+        self.clock_jumps[name] += 1
+        if self.clock_jumps[name] == 1:
+            log.warning("node %r: stream %r jumped %.3f s back in time (its clock was reset); "
+                        "the chunk is marked as a gap and counted in clock_jumps", name,
+                        chunk.info.name, stamp - chunk.timestamps[0])
+        return newest  # the new clock from here on
 
     def _failed(self, name: str, port: str, chunk: Chunk | None, error: Exception) -> None:
         """A node raised: count it like a bad chunk and log the traceback once; then, as its

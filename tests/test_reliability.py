@@ -306,3 +306,14 @@ def test_a_stalled_sink_behind_a_latest_edge_stalls_nothing_else():
     assert len(pipe.nodes["sink"].chunks) == 50, "the other sink got every chunk"
     assert time.monotonic() - t0 < 10, "the stalled sink held nothing else up"
     assert report["nodes"]["stalled"]["dropped"] >= 45 and report["dropped"] >= 45
+
+
+def test_a_source_clock_jumping_back_marks_a_gap_and_is_counted(tmp_path):
+    before = [wire.encode(_chunk(k)) for k in range(5)]
+    reset = []
+    for k in range(5, 10):
+        chunk = _chunk(k, ahead=-100.0)  # the sender's clock went back 100 s
+        reset.append(wire.encode(chunk))
+    got, report = _relay(tmp_path, before + reset, 10)
+    assert [c.gap for c in got] == [False] * 5 + [True] + [False] * 4
+    assert report["nodes"]["src"]["clock_jumps"] == 1 and report["clock_faults"] == 0
