@@ -28,6 +28,15 @@ class DataError(ValueError):
     """A user's recording cannot be used; the message names the file and the field."""
 
 
+def own_out(out: Path | None) -> Path:
+    """Where a model of a user's recordings goes: a folder they name, never the cache the
+    demos use."""
+    if out is None:
+        raise DataError("give --out DIR: a model of your recordings must not replace the "
+                        "demo's cached one")
+    return Path(out)
+
+
 @dataclass(frozen=True)
 class Data:
     """A user's recordings, as `--data PATH... [--format F] [--labels CLASS=MARKER...]` name

@@ -277,8 +277,6 @@ def train(
     or on your recordings (--data), then export them as a bundle for its pipeline."""
     found = _method(method)
     recorded = _recordings(found, _data_args(ctx, data), format_, labels)
-    if recorded is not None and out is None:
-        _fail("give --out DIR: a model of your recordings must not replace the demo's")
     path = _with_data(lambda **kw: found.train(out, quick, **kw), recorded)
     console.print(f"checkpoint written to {path}", soft_wrap=True)
     if recorded is not None and found.export is not None:

@@ -14,10 +14,10 @@ from dataclasses import replace
 
 from edgert.runtime.edge import Edge
 from edgert.runtime.node import BadChunk, Misconfigured, Node, Source
-from edgert.streams.wire import WireError
 from edgert.runtime.quarantine import Quarantine
-from edgert.runtime.tracer import Tracer
+from edgert.runtime.tracer import Latency, Tracer
 from edgert.streams import Chunk, local_clock
+from edgert.streams.wire import WireError
 
 log = logging.getLogger(__name__)
 SILENCE_S = 2.0  # a regular stream quiet this long is reported
@@ -108,12 +108,8 @@ class Scheduler:
             last = time.monotonic()
             stamp = self._jumped(name, chunk, stamp)
             self.processed[name] += 1
-            if len(chunk) and not stage.add(ahead := local_clock() - chunk.timestamps[-1]) \
-                    and stage.clock_faults == 1:
-                log.warning("node %r: stream %r is stamped %.3f s ahead of this machine's "
-                            "clock: check the sender's clock sync; such chunks are counted as "
-                            "clock_faults and kept out of the latency percentiles", name,
-                            chunk.info.name, -ahead)
+            if len(chunk):
+                self._latency(name, chunk, stage)
             self._emit(name, {"out": chunk})
 
     def _work(self, name: str) -> None:
@@ -166,6 +162,17 @@ class Scheduler:
             self.tracer.sinks[name].add(t1 - chunk.timestamps[-1])
         if out:
             self._emit(name, out, t0, t1)
+
+    @staticmethod
+    def _latency(name: str, chunk: Chunk, stage: Latency) -> None:
+        """Time since the newest sample's stamp; a stamp ahead of the clock is a clock fault,
+        named once."""
+        ahead = chunk.timestamps[-1] - local_clock()
+        if not stage.add(-ahead) and stage.clock_faults == 1:
+            log.warning("node %r: stream %r is stamped %.3f s ahead of this machine's clock: "
+                        "check the sender's clock sync; such chunks are counted as "
+                        "clock_faults and kept out of the latency percentiles", name,
+                        chunk.info.name, ahead)
 
     def _heard(self, name: str, chunk: Chunk, last: float | None) -> None:
         """A regular stream silent for over SILENCE_S before this chunk: counted, logged once

@@ -224,7 +224,7 @@ class Replay:
             raise RuntimeError("this replay was already started; make a new Replay")
         self.open()
         self.t_start = local_clock() - (self.lap_seconds if math.isinf(self.speed) else 0.0)
-        self._laps = {0: self.t_start}
+        self._laps = {0: self.t_start}  # speed=inf: each lap's stamp origin
         self._thread = threading.Thread(target=self._run, name="replay", daemon=True)
         self._thread.start()
         return self
@@ -309,7 +309,9 @@ class Replay:
         rows = slice(push.start, push.stop)
         play = self.timeline.play[push.stream][rows]
         if math.isinf(self.speed):
-            stamps = self._laps.setdefault(push.lap, local_clock() - self.lap_seconds) + play
+            if push.lap not in self._laps:
+                self._laps[push.lap] = local_clock() - self.lap_seconds
+            stamps = self._laps[push.lap] + play
         else:
             stamps = self.t_start + (play + push.lap * self.lap_seconds) / self.speed
         chunk = Chunk(data=recording.data[rows].copy(), timestamps=stamps,

@@ -191,11 +191,18 @@ def files(paths: tuple[Path, ...]) -> list[Path]:
         if p.is_dir() else [p])]
 
 
-def load(data: Data) -> list[Continuous]:
-    """Each file of `data` (a folder: its files) read by its format (`--format`, else its
-    suffix)."""
+def read(data: Data) -> tuple[list[str], list[Continuous]]:
+    """The files of `data` (a folder: its files) read by their format and brought to one
+    channel list and rate (`harmonise`): their names, and their recordings."""
+    paths = files(data.paths)
+    names = [str(p) for p in paths]
+    return names, harmonise(load(paths, data), names)
+
+
+def load(paths: list[Path], data: Data) -> list[Continuous]:
+    """Each file read by its format (`--format`, else its suffix)."""
     sets = []
-    for path in files(data.paths):
+    for path in paths:
         fmt = data.format or next((f for f, suffix in FORMATS.items()
                                    if Path(path).suffix.lower() == suffix), None)
         if fmt is None:

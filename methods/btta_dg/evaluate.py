@@ -27,7 +27,7 @@ from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline
 from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from edgert.methods.btta_dg.bayes import BayesianAdapter
 from edgert.methods.base import Data, DataError
-from edgert.methods.btta_dg.data import files, harmonise, load, read_bciess_mi
+from edgert.methods.btta_dg.data import read, read_bciess_mi
 from edgert.methods.btta_dg.train import (EPOCH, Trained, epoch, population, predict,
                                           recorded_trials, train_source)
 
@@ -191,8 +191,7 @@ def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
 def on_data(data: Data, cfg: Config, quick: bool) -> dict:
     """The protocol on a user's recordings: leave one file out (each file a session or a
     user), trials cut as the live pipeline cuts them; `quick` holds out the last file only."""
-    names = [str(p) for p in files(data.paths)]
-    sets = harmonise(load(data), names)
+    names, sets = read(data)
     if len(sets) < 2:
         raise DataError(f"evaluate needs at least two recordings (sessions or users) to leave "
                         f"one out; got {names}")

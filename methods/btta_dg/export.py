@@ -40,7 +40,8 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
     bands = trained.model.bands()
     preprocessing = {
         "rate_hz": rate, "window_samples": model.config["samples"], "layout": "channels_first",
-        "channels": trained.meta.get("channels", list(synth.CHANNELS)), "units": "uV", "bandpass_hz": list(BANDPASS_HZ),
+        "channels": trained.meta.get("channels", list(synth.CHANNELS)), "units": "uV",
+        "bandpass_hz": list(BANDPASS_HZ),
         "epoch_s": list(EPOCH), "output": "probs: (batch, steps, classes), one softmax per step",
         "btta_dg": {"sources": {k: v.to_dict() for k, v in trained.sources.items()},
                     "sinc_bands_hz": None if bands is None else bands.tolist()},

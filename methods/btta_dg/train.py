@@ -16,9 +16,9 @@ from scipy import signal
 from rich.progress import Progress
 from torch import nn
 
-from edgert.methods.base import Data, DataError
+from edgert.methods.base import Data, DataError, own_out
 from edgert.methods.btta_dg import synth
-from edgert.methods.btta_dg.data import Continuous, files, harmonise, load
+from edgert.methods.btta_dg.data import Continuous, read
 from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.btta_dg.bayes import SourceStats, source_stats
@@ -176,16 +176,17 @@ MIN_TRIALS = 5  # per class: a fifth of them makes the adaptation's source stati
 def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
     """Train on a user's recordings (aligned per file, as sessions are) and save the
     checkpoint, with the channels and rate the live stream must match."""
-    sets = harmonise(load(data), [str(p) for p in files(data.paths)])
+    names, sets = read(data)
     x, y, groups = recorded_trials(sets)
     labels, counts = sets[0].labels, np.bincount(y, minlength=len(sets[0].labels))
     if counts.min() < MIN_TRIALS:
-        raise DataError(f"{len(y)} trials in {len(sets)} file(s), {dict(zip(labels, counts.tolist()))}"
-                        f" by class: training needs at least {MIN_TRIALS} of each")
+        by_class = dict(zip(labels, counts.tolist()))
+        raise DataError(f"{len(y)} trials in {len(sets)} file(s), {by_class} by class: "
+                        f"training needs at least {MIN_TRIALS} of each")
     with Progress() as progress:
         trained = train_source(align_offline(x, groups), y, sets[0].rate, labels,
                                epochs=12 if quick else 25, seed=seed, progress=progress,
-                               meta={"files": [str(p) for p in files(data.paths)], "quick": quick,
+                               meta={"files": names, "quick": quick,
                                      "aligned": True, "channels": list(sets[0].channels)})
     return trained.save(out)
 
@@ -195,10 +196,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     """Train on Euclidean-aligned synthetic source users (or on `data`, a user's recordings)
     and save the checkpoint."""
     if data is not None:
-        if out is None:
-            raise DataError("give --out DIR: a model of your recordings must not replace the "
-                            "demo's cached one")
-        return train_on(data, out, quick, seed)
+        return train_on(data, own_out(out), quick, seed)
     subjects, count, epochs = (list(range(1, 5)), 60, 12) if quick else (list(range(1, 9)),
                                                                           120, 25)
     with Progress() as progress:

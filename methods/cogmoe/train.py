@@ -21,7 +21,7 @@ import torch
 from rich.progress import Progress
 from torch import nn
 
-from edgert.methods.base import Data, DataError
+from edgert.methods.base import Data, DataError, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.cogmoe import features as feats
 from edgert.methods.cogmoe.data import load
@@ -280,7 +280,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     """Train CogMoE on simulated drives (or on `data`, a user's recordings) at every
     degradation level; save the checkpoint."""
     if data is not None:
-        return train_on(data, out, quick, seed)
+        return train_on(data, own_out(out), quick, seed)
     seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 25)), 600, 30)
     with Progress() as progress:
         data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=TRAIN_HOP_S)
@@ -288,11 +288,8 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     return Trained("cogmoe", model).save(out or cache_folder("cogmoe"))
 
 
-def train_on(data: Data, out: Path | None, quick: bool = False, seed: int = 0) -> Path:
+def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
     """Train on a user's CL-Drive or ADABase recordings, with the simulator's damage laid on."""
-    if out is None:
-        raise DataError("give --out DIR: a model of your recordings must not replace the "
-                        "demo's cached one")
     drives = [d for levels in load(data).values() for d in levels]
     with Progress() as progress:
         found = recorded_dataset(drives, TRAIN_HOP_S, progress)

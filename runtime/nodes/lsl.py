@@ -63,7 +63,7 @@ class LSLInlet(Source):
         chunk = self.inlet.pull(timeout)
         if chunk is None or self.p.channels is None:
             return chunk
-        source, index, info = self._pick(chunk.info)
+        _, index, info = self._pick(chunk.info)
         return chunk.derive(chunk.data[:, index], info=info)
 
     def _pick(self, info: StreamInfo) -> tuple[StreamInfo, list[int], StreamInfo]:
