@@ -199,7 +199,7 @@ def test_the_reliability_bench_faults_and_hostile_inputs_hold():
     assert burst["survived"] and burst["counted_once"]
     assert burst["rejected_counted"] == burst["expected"]
     assert clock["survived"] and clock["clock_faults"] == clock["expected"]
-    assert reject["reject_us_p50"] >= 0 and reject["good_after_none_ms_p50"] > 0
+    assert 0 < reject["good_after_none_ms_p50"] <= reject[f"good_after_{QUICK.reject_k}_bad_ms_p50"]
     found = hostile(QUICK)
     assert found["crashed"] == 0 and found["refused"] + found["decoded"] == found["tried"]
     assert found["peak_bytes_max"] < 1 << 20
