@@ -162,8 +162,9 @@ class Bundle:
             raise BundleError(f"{self.path}: {unhashed} have no sha256 in the manifest")
 
     def save_manifest(self) -> None:
-        """Hash every model file and write manifest.json."""
-        names = {v.file for v in self.manifest.variants.values()}
+        """Hash every model file, and every other file already listed in `files` (what a
+        method keeps beside its model), and write manifest.json."""
+        names = {v.file for v in self.manifest.variants.values()} | set(self.manifest.files)
         if self.manifest.torch_file:
             names.add(self.manifest.torch_file)
         names |= {e["file"] for e in self.manifest.engines.values() if "file" in e}

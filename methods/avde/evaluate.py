@@ -1,0 +1,217 @@
+"""`edgert evaluate avde`: retrieval and reconstruction on held-out concepts, every variant.
+
+Protocol (THINGS-EEG's): the models train on the training concepts; each held-out concept's
+image is shown `test_repetitions` times and its trials' embeddings are averaged. Retrieval
+is N-way (all held-out images) top-1 / top-5 and 2-way; reconstruction is PixCorr, SSIM
+(scikit-image), 2-way identification in the image-embedding space, and attribute accuracy
+(colour, position, size, shape, texture) judged by a classifier trained on rendered images;
+for AVDE also per scale, which shows what each scale decides. The SSVEP recording in
+`../shared/data` is the real-data check: its attended target retrieved from the pretrained
+encoder's embeddings, leave one trial out, against an untrained encoder.
+"""
+from __future__ import annotations
+
+import base64
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from rich.progress import Progress
+from skimage.metrics import structural_similarity
+from torch import nn
+
+from edgert.methods.avde import images as image_set
+from edgert.methods.avde import train as training
+from edgert.methods.avde.baselines import (nearest_training_image, sample_diffusion,
+                                           train_diffusion)
+from edgert.methods.avde.data import read, simulated, ssvep_trials
+from edgert.methods.avde.generate import Generator, Sampling
+from edgert.methods.avde.model import LaBraM, electrode_index
+from edgert.methods.avde.node import encode_png
+from edgert.methods.base import Data
+
+VARIANTS = ("avde", "no_pretraining", "mse_only", "retrieval_only", "diffusion")
+
+
+class Config(training.Config):
+    diffusion_steps: int = 1500
+    ddim_steps: int = 25
+    judge_steps: int = 400
+
+    @classmethod
+    def quick(cls) -> "Config":
+        return cls(**training.Config.quick().model_dump(), diffusion_steps=120, judge_steps=200)
+
+
+class Judge(nn.Module):
+    """Five heads, one per attribute, over a small CNN: the evaluation's attribute reader."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 32, 3, padding=1), nn.GELU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 32, 3, padding=1), nn.GELU(), nn.MaxPool2d(2), nn.Flatten(),
+            nn.Linear(32 * 64, 128), nn.GELU())
+        self.heads = nn.ModuleList(nn.Linear(128, len(v)) for v in image_set.ATTRIBUTES.values())
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        h = self.body(x)
+        return [head(h) for head in self.heads]
+
+    @torch.no_grad()
+    def read(self, images: np.ndarray) -> np.ndarray:
+        """(n, 3, H, W) -> (n, attributes) predicted value indices."""
+        return np.stack([o.argmax(1).numpy() for o in
+                         self(torch.from_numpy(np.ascontiguousarray(images, np.float32)))], 1)
+
+
+def train_judge(steps: int, seed: int = 0) -> Judge:
+    """Trained on jittered renders of every concept: a reader of the images' content."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed + 99)
+    concepts = np.arange(len(image_set.CONCEPTS))
+    x = torch.from_numpy(np.stack([image_set.render(c, rng) for c in np.tile(concepts, 4)]))
+    y = torch.from_numpy(np.array([image_set.CONCEPTS[c] for c in np.tile(concepts, 4)]))
+    judge = Judge()
+    opt = torch.optim.AdamW(judge.parameters(), 2e-3)
+    for _ in range(steps):
+        idx = torch.randint(0, len(x), (128,))
+        loss = sum(F.cross_entropy(o, y[idx, k]) for k, o in enumerate(judge(x[idx])))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return judge.eval()
+
+
+def retrieval(emb: np.ndarray, gallery: np.ndarray) -> dict:
+    """Row i of `emb` should find row i of `gallery`: N-way top-1/top-5 and 2-way."""
+    sim = emb @ gallery.T
+    rank = (sim > np.diag(sim)[:, None]).sum(1)
+    n = len(sim)
+    two_way = ((np.diag(sim)[:, None] > sim).sum(1) / max(n - 1, 1)).mean()
+    return {"top1": float((rank == 0).mean()), "top5": float((rank < 5).mean()),
+            "two_way": float(two_way), "n_way": n}
+
+
+def reconstruction(made: np.ndarray, truth: np.ndarray, embedder, judge: Judge | None,
+                   attributes: np.ndarray | None) -> dict:
+    """PixCorr, SSIM, 2-way identification and attribute accuracy of images made for `truth`."""
+    flat_m, flat_t = made.reshape(len(made), -1), truth.reshape(len(truth), -1)
+    pixcorr = np.mean([np.corrcoef(a, b)[0, 1] for a, b in zip(flat_m, flat_t)])
+    ssim = np.mean([structural_similarity(a, b, channel_axis=0, data_range=1.0)
+                    for a, b in zip(made.astype(np.float64), truth.astype(np.float64))])
+    e_m, e_t = embedder.embed(made), embedder.embed(truth)
+    out = {"pixcorr": float(pixcorr), "ssim": float(ssim),
+           "two_way_identification": retrieval(e_m, e_t)["two_way"]}
+    if judge is not None and attributes is not None:
+        out.update(attributes_right(judge.read(made), attributes))
+    return out
+
+
+def attributes_right(read: np.ndarray, truth: np.ndarray) -> dict:
+    right = (read == truth).mean(0)
+    result = {f"attr_{name}": float(r) for name, r in zip(image_set.ATTRIBUTES, right)}
+    result["attr_mean"] = float(right.mean())
+    return result
+
+
+def mean_embeddings(emb: np.ndarray, shown: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Unit mean of each image's trial embeddings (the test protocol's repetition average)."""
+    avg = np.stack([emb[shown == i].mean(0) for i in ids])
+    return avg / np.linalg.norm(avg, axis=1, keepdims=True)
+
+
+def ssvep_check(encoder: LaBraM, seed: int) -> dict:
+    """The attended SSVEP target from the encoder's mean patch token (LaBraM's pooled
+    feature), nearest class mean, leave one trial out; against an encoder of the same shape
+    that was never trained."""
+    found = ssvep_trials()
+    if found is None:
+        return {}
+    x, y, channels = found
+    fresh = LaBraM(**encoder.config)
+    torch.manual_seed(seed)
+    result = {"trials": int(len(y)), "chance": 1 / len(np.unique(y))}
+    for name, model in (("pretrained", encoder), ("untrained", fresh)):
+        with torch.no_grad():
+            e = model.eval()(torch.from_numpy(x), electrode_index(channels))[:, 1:].mean(1).numpy()
+        e = (e - e.mean(0)) / (e.std(0) + 1e-6)
+        right = []
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            means = np.stack([e[keep & (y == k)].mean(0) for k in np.unique(y)])
+            right.append(np.unique(y)[np.argmin(((means - e[i]) ** 2).sum(1))] == y[i])
+        result[name] = float(np.mean(right))
+    return result
+
+
+def example_strip(scales: list[np.ndarray], truth: np.ndarray, retrieved: np.ndarray,
+                  diffusion: np.ndarray) -> str:
+    """truth | retrieved | diffusion | AVDE's scales, coarse to fine: base64 PNG."""
+    return base64.b64encode(encode_png([truth, retrieved, diffusion, *scales], 2).tobytes()
+                            ).decode()
+
+
+def params(*modules: nn.Module) -> int:
+    return int(sum(p.numel() for m in modules for p in m.parameters()))
+
+
+def evaluate(quick: bool = False, config: Config | None = None, data: Data | None = None
+             ) -> dict:
+    cfg = config or (Config.quick() if quick else Config())
+    viewing = read(data) if data is not None else simulated(
+        cfg.subject, cfg.per_concept, cfg.repetitions, cfg.test_repetitions, cfg.seed)
+    with Progress() as progress:
+        trained, aligned, pretrained = training.train_all(viewing, cfg, VARIANTS[:3], progress)
+        task = progress.add_task("AVDE: diffusion baseline and judge",
+                                 total=cfg.diffusion_steps)
+        train_ids = np.unique(viewing.split(False)[1])
+        gallery = trained.images.embed(viewing.images)
+        diffusion = train_diffusion(viewing.images[train_ids], gallery[train_ids],
+                                    cfg.diffusion_steps, cfg.seed, cfg.condition_noise,
+                                    lambda: progress.advance(task))
+        judge = train_judge(cfg.judge_steps, cfg.seed) if viewing.concepts is not None else None
+    test_eeg, test_shown = viewing.split(True)
+    ids = np.unique(test_shown)
+    truth = viewing.images[ids]
+    attributes = (np.array([image_set.CONCEPTS[c] for c in viewing.concepts[ids]])
+                  if viewing.concepts is not None else None)
+    results: dict[str, dict] = {}
+    conds = {}
+    generator = None
+    for name, model in aligned.items():
+        conds[name] = mean_embeddings(training.embed_eeg(model, test_eeg), test_shown, ids)
+        results[name] = retrieval(conds[name], gallery[ids])
+        generator = Generator.from_torch(trained.var, trained.vq, Sampling(seed=cfg.seed))
+        made = [generator(c, every_scale=True) for c in conds[name]]
+        results[name].update(reconstruction(np.stack([m.image for m in made]), truth,
+                                            trained.images, judge, attributes))
+        if name == "avde":
+            avde_made = made
+    start = time.perf_counter()
+    sampled = sample_diffusion(diffusion, conds["avde"], cfg.ddim_steps, seed=cfg.seed)
+    diffusion_ms = (time.perf_counter() - start) / len(sampled) * 1e3
+    results["diffusion"] = reconstruction(sampled, truth, trained.images, judge, attributes)
+    nearest = nearest_training_image(conds["avde"], gallery[train_ids], viewing.images[train_ids])
+    results["retrieval_only"] = reconstruction(nearest, truth, trained.images, judge, attributes)
+    if attributes is not None:
+        results["avde"]["scales"] = {
+            str(size): attributes_right(judge.read(np.stack([m.scales[k] for m in avde_made])),
+                                        attributes)
+            for k, size in enumerate(trained.vq.scales)}
+    stage2 = params(trained.var, trained.vq)
+    results["avde"].update(
+        params_encoder=params(trained.aligner), params_generator=stage2,
+        ms_per_image=float(np.mean([sum(m.seconds) for m in avde_made]) * 1e3),
+        ms_per_scale={str(s): float(np.mean([m.seconds[k] for m in avde_made]) * 1e3)
+                      for k, s in enumerate(trained.vq.scales)})
+    results["diffusion"].update(params_generator=params(diffusion), ms_per_image=diffusion_ms,
+                                ddim_steps=cfg.ddim_steps)
+    return {"method": "avde", "config": cfg.model_dump(), "source": viewing.source,
+            "held_out_images": int(len(ids)), "pretraining": trained.meta["pretraining"],
+            "real_data": {"ssvep": ssvep_check(pretrained, cfg.seed)},
+            "results": results,
+            "examples": [example_strip(avde_made[i].scales, truth[i], nearest[i], sampled[i])
+                         for i in range(min(8, len(ids)))]}
+
