@@ -100,9 +100,11 @@ def edgert_run(path: Path, overrides: list[str], report: Path, log: Path) -> sub
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
 
 
-def measure(path: Path, cfg: Config, seed: int) -> dict:
-    """One run of one pipeline file: its report's figures and the process's resources."""
+def measure(path: Path, cfg: Config, seed: int, extra: list[str] = ()) -> dict:
+    """One run of one pipeline file (`extra`: more `--set` values): its report's figures and
+    the process's resources."""
     players, overrides = simulated(specs.load(path), cfg, seed)
+    overrides = [*overrides, *extra]
     for player in players:
         player.open()
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,32 +156,52 @@ def tail(log: Path) -> str:
 
 
 def summary(report: dict, usage: dict) -> dict:
-    nodes = {name: {k: r[k] for k in ("p50_ms", "p90_ms", "p99_ms", "processed", "dropped")}
-             for name, r in report["nodes"].items()}
+    """The report's latency figures per node (with a node's own stages, `stage_ms`, when it
+    times them) and the process's resources."""
+    keep = ("p50_ms", "p90_ms", "p99_ms", "processed", "dropped", "stage_ms")
+    nodes = {name: {k: r[k] for k in keep if k in r} for name, r in report["nodes"].items()}
     return {"end_to_end": report["end_to_end"], "nodes": nodes, "dropped": report["dropped"],
             "quarantined": report["quarantined"], "cpu_pct_mean": usage.get("cpu_pct_mean"),
             "cpu_pct_max": usage.get("cpu_pct_max"), "rss_peak_mb": usage.get("rss_peak_mb")}
 
 
+def model_nodes(path: Path) -> list[str]:
+    """The nodes of a pipeline that run a bundle on a chosen backend."""
+    names = []
+    for node in specs.load(path).nodes:
+        try:
+            fields = node_class(node.node).Params.model_fields
+        except LookupError:
+            continue  # `edgert run` names the problem
+        if "backend" in fields and not is_source(node.node):
+            names.append(node.name)
+    return names
+
+
 def run_pipelines(quick: bool, out_dir: Path | None = None, progress=None,
                   config: Config | None = None, paths: list[Path] | None = None) -> dict:
-    """Every pipelines/*.yaml (or `paths`), each run `repeats` times; medians reported."""
+    """Every pipelines/*.yaml (or `paths`), each run `repeats` times; medians reported. A
+    pipeline that runs models is run again with every model node on torch eager
+    (`NAME (torch)`), in the same benchmark, as the baseline ONNX Runtime is measured against."""
     cfg = config or (QUICK if quick else FULL)
     paths = paths or sorted(pipelines.HERE.glob("*.yaml"))
-    steps = Steps(progress, "pipelines", len(paths) * cfg.repeats)
+    runs_of = [(path, path.stem, []) for path in paths]
+    runs_of += [(path, f"{path.stem} (torch)", [f"{n}.backend=torch" for n in nodes])
+                for path in paths if (nodes := model_nodes(path))]
+    steps = Steps(progress, "pipelines", len(runs_of) * cfg.repeats)
     results = {}
-    for path in paths:
+    for path, name, extra in runs_of:
         runs = []
         for i in range(cfg.repeats):
-            steps.next(f"{path.stem} ({cfg.seconds:g} s)")
+            steps.next(f"{name} ({cfg.seconds:g} s)")
             try:
-                runs.append(measure(path, cfg, cfg.seed + i))
+                runs.append(measure(path, cfg, cfg.seed + i, extra))
             except PipelineError as e:
                 runs.append({"skipped": str(e)})
             steps.done()
             if "skipped" in runs[-1]:
                 break
-        results[path.stem] = runs[-1] if "skipped" in runs[-1] else median_over(runs)
+        results[name] = runs[-1] if "skipped" in runs[-1] else median_over(runs)
     steps.finish()
     return {"config": {**asdict(cfg), "channels": len(CHANNELS), "rate_hz": RATE,
                        "runner": "edgert run PIPELINE --set SOURCE.name=... (own process)",

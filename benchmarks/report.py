@@ -103,8 +103,12 @@ def pipelines(suite: dict, out: Path) -> list[str]:
             lines += [f"### {name}", "", f"Skipped: {r['skipped']}", ""]
             continue
         e2e = r["end_to_end"]
-        rows = [[node, f["p50_ms"], f["p90_ms"], f["p99_ms"], f["processed"], f["dropped"]]
-                for node, f in r["nodes"].items()]
+        rows = []
+        for node, f in r["nodes"].items():
+            rows.append([node, f["p50_ms"], f["p90_ms"], f["p99_ms"], f["processed"],
+                         f["dropped"]])
+            rows += [[f"{node}: {stage}", t["p50_ms"], t["p90_ms"], t["p99_ms"], t["count"], ""]
+                     for stage, t in f.get("stage_ms", {}).items()]
         rows.append(["**end to end**", e2e["p50_ms"], e2e["p90_ms"], e2e["p99_ms"],
                      e2e["count"], r["dropped"]])
         lines += [f"### {name}", "", f"CPU {num(r['cpu_pct_mean'])} % mean, "

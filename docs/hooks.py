@@ -12,7 +12,8 @@ from typing import Annotated, Literal, Union, get_args, get_origin
 RESULTS = Path(__file__).parent / "results"
 MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
-                "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer")
+                "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer",
+                "edgert.methods.avde.node:Retrieve", "edgert.methods.avde.node:Generate")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

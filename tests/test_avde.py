@@ -264,3 +264,19 @@ def test_evaluate_reports_every_variant_metric_and_scale(tmp_path):
     paths = figures(result, tmp_path / "eval.json")
     assert [p.name for p in paths] == ["eval.examples.png", "eval.scales.png"]
     json.dumps(result)
+
+
+def test_bench_times_each_scale_on_onnx_runtime_and_on_torch_eager(cache, tmp_path):
+    from edgert.benchmarks.pipelines import Config as BenchConfig
+    from edgert.benchmarks.pipelines import run_pipelines
+
+    cached_bundle()
+    suite = run_pipelines(True, tmp_path, config=BenchConfig(seconds=4.0, repeats=1,
+                                                             method_seconds=8.0),
+                          paths=[pipelines.find("eeg2image")])
+    assert set(suite["results"]) == {"eeg2image", "eeg2image (torch)"}, suite["results"]
+    for name, result in suite["results"].items():
+        assert "skipped" not in result, result
+        stages = result["nodes"]["generate"]["stage_ms"]
+        assert set(stages) == {"scale-1", "scale-2", "scale-4", "scale-8"}, name
+        assert stages["scale-8"]["count"] >= 2 and stages["scale-8"]["p99_ms"] > 0

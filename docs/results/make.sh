@@ -7,6 +7,7 @@ out=docs/results
 edgert evaluate btta_dg --out "$out/btta_dg.json"
 edgert evaluate cogmoe --out "$out/cogmoe.json"
 edgert evaluate bolt --out "$out/bolt.json"
+edgert evaluate avde --out "$out/avde.json"
 python -m edgert.benchmarks.first_result --out "$out/first_result.json"
 bash benchmarks/setup_peers.sh
 edgert bench transport --out /tmp/edgert-transport

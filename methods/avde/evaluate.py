@@ -168,8 +168,9 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
                                  total=cfg.diffusion_steps)
         train_ids = np.unique(viewing.split(False)[1])
         gallery = trained.images.embed(viewing.images)
-        diffusion = train_diffusion(viewing.images[train_ids], gallery[train_ids],
-                                    cfg.diffusion_steps, cfg.seed, cfg.condition_noise,
+        index, conds = training.stage2_pairs(viewing, gallery, aligned["avde"])
+        diffusion = train_diffusion(viewing.images[index], conds, cfg.diffusion_steps,
+                                    cfg.seed, cfg.condition_noise,
                                     lambda: progress.advance(task))
         judge = train_judge(cfg.judge_steps, cfg.seed) if viewing.concepts is not None else None
     test_eeg, test_shown = viewing.split(True)
@@ -178,7 +179,7 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     attributes = (np.array([image_set.CONCEPTS[c] for c in viewing.concepts[ids]])
                   if viewing.concepts is not None else None)
     results: dict[str, dict] = {}
-    conds = {}
+    conds: dict[str, np.ndarray] = {}
     generator = None
     for name, model in aligned.items():
         conds[name] = mean_embeddings(training.embed_eeg(model, test_eeg), test_shown, ids)

@@ -38,7 +38,10 @@ def figures(result: dict, out: Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         sizes = list(by_scale)
         for name in ATTRIBUTES:
-            ax.plot(sizes, [by_scale[s][f"attr_{name}"] for s in sizes], marker="o", label=name)
+            ax.plot([int(s) for s in sizes], [by_scale[s][f"attr_{name}"] for s in sizes],
+                    marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([int(s) for s in sizes], sizes)
         ax.set_xlabel("scale (token map side)")
         ax.set_ylabel("attribute right (held-out concepts)")
         ax.set_title("coarse to fine: what each scale decides")

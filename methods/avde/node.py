@@ -8,6 +8,7 @@ each scale's time in the chunk's trace (`generate:scale-S`), so a client sees wh
 from __future__ import annotations
 
 import base64
+from collections import deque
 from dataclasses import replace
 
 import cv2
@@ -104,6 +105,8 @@ class Generate(Node):
                                    Sampling(self.p.cfg, self.p.top_k, self.p.top_p, self.p.seed))
         self.dim = int(graphs["step"].inputs["cond"].shape[-1])
         self.images = 0
+        self.seconds: dict[str, deque] = {f"scale-{s}": deque(maxlen=10_000)
+                                          for s in config["shape"]["scales"]}
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, list[Chunk]]:
         chunk = inputs["in"]
@@ -125,6 +128,7 @@ class Generate(Node):
         t = enter
         for size, seconds in zip(self.generator.shape["scales"], made.seconds):
             result.trace.append((f"generate:scale-{size}", t, t + seconds))
+            self.seconds[f"scale-{size}"].append(seconds)
             t += seconds
         return result
 
@@ -133,7 +137,10 @@ class Generate(Node):
             backend.close()
 
     def stats(self) -> dict:
-        return {"images": self.images}
+        """Images drawn, and each scale's time (`stage_ms`, what `edgert bench` reports)."""
+        return {"images": self.images, "stage_ms": {
+            stage: {**{f"p{q}_ms": float(np.percentile(v, q)) * 1e3 for q in (50, 90, 99)},
+                    "count": len(v)} for stage, v in self.seconds.items() if v}}
 
 
 def encode_png(images: list[np.ndarray], repeat: int = 1) -> np.ndarray:

@@ -5,7 +5,8 @@
    shared real recordings plus simulated EEG (`Config.simulated_s`);
 3. stage 1: the encoder fine-tuned to the image embeddings, 0.8 MSE + 0.2 InfoNCE;
 4. stage 2: the multi-scale VQ-VAE on the training images, then next-scale prediction
-   conditioned on their embeddings (noised, as EEG-predicted ones are noisy).
+   conditioned on their embeddings and on the EEG embeddings of the trials that showed them
+   (noised; the EEG's are what it is conditioned on live).
 Held-out concepts are never trained on by any stage.
 """
 from __future__ import annotations
@@ -47,8 +48,8 @@ class Config(BaseModel):
     depth: int = 3
     image_steps: int = 600
     tokenizer_steps: int = 600
-    pretrain_steps: int = 1200
-    simulated_s: int = Field(1200, description="seconds of simulated unlabelled EEG")
+    pretrain_steps: int = 1500
+    simulated_s: int = Field(2400, description="seconds of simulated unlabelled EEG")
     align_epochs: int = 30
     vq_steps: int = 1500
     var_steps: int = 2500
@@ -141,14 +142,18 @@ def unlabelled(cfg: Config) -> tuple[list[tuple[np.ndarray, torch.Tensor]], dict
     """Windows of 4 patches from each real recording and from simulated viewing, with the
     electrode indices of each source; and the seconds of each."""
     real, seconds = pretraining_corpus()
-    person = simulate.make_subject(10_000 + cfg.subject)
-    count = max(1, int(cfg.simulated_s / np.mean(simulate.SOA_S)))
     rng = np.random.default_rng(cfg.seed)
-    data, _ = simulate.session(person, rng.integers(0, len(image_set.CONCEPTS), count), cfg.seed)
-    x = simulate.filtered(data)
-    n = len(x) // 800
-    sim = x[:n * 800].T.reshape(x.shape[1], n, 800).transpose(1, 0, 2)
-    seconds["simulated"] = n * 4
+    sim = []
+    for k in range(4):  # viewers the stage-1 data never comes from
+        person = simulate.make_subject(10_000 + 10 * cfg.subject + k)
+        count = max(1, int(cfg.simulated_s / 4 / np.mean(simulate.SOA_S)))
+        data, _ = simulate.session(person, rng.integers(0, len(image_set.CONCEPTS), count),
+                                   cfg.seed)
+        x = simulate.filtered(data)
+        n = len(x) // 800
+        sim.append(x[:n * 800].T.reshape(x.shape[1], n, 800).transpose(1, 0, 2))
+    sim = np.concatenate(sim)
+    seconds["simulated"] = len(sim) * 4
     sources = [(w, electrode_index(ch)) for w, ch in real + [(sim, simulate.CHANNELS)]]
     return sources, seconds
 
@@ -227,15 +232,27 @@ def embed_eeg(model: EEGToImage, eeg: np.ndarray) -> np.ndarray:
     return F.normalize(torch.cat([model(p) for p in x.split(256)]), dim=-1).numpy()
 
 
-def generator(images: np.ndarray, conds: np.ndarray, cfg: Config, advance
+def stage2_pairs(viewing: Viewing, gallery: np.ndarray, aligner: EEGToImage
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """What stage 2 learns to draw from: every training image under its own embedding, and
+    under the EEG embedding of every trial that showed it (the conditions it gets live)."""
+    eeg, shown = viewing.split(False)
+    train_idx = np.unique(shown)
+    return (np.concatenate([train_idx, shown]),
+            np.concatenate([gallery[train_idx], embed_eeg(aligner, eeg)]))
+
+
+def generator(images: np.ndarray, index: np.ndarray, conds: np.ndarray, cfg: Config, advance
               ) -> tuple[MultiScaleVQ, VAR]:
-    """Stage 2 on training images and their embeddings."""
+    """Stage 2: the VQ-VAE on `images`, then next-scale prediction of `images[index]` from
+    `conds`."""
     x = torch.from_numpy(images)
     vq = train_vq(x, cfg.vq_steps, cfg.seed, advance)
     targets, inputs = vq.tokens(x)
     var = VAR(cond_dim=conds.shape[1], width=cfg.width, depth=cfg.depth)
-    return vq, train_var(var, torch.from_numpy(conds), targets, inputs, cfg.var_steps, cfg.seed,
-                         cfg.condition_noise, advance)
+    pick = torch.from_numpy(index)
+    return vq, train_var(var, torch.from_numpy(conds), targets[pick], inputs[pick],
+                         cfg.var_steps, cfg.seed, cfg.condition_noise, advance)
 
 
 def stage_count(cfg: Config, variants: int) -> int:
@@ -276,7 +293,9 @@ def train_all(viewing: Viewing, cfg: Config, variants: tuple[str, ...] = ("avde"
                               STAGE1[name]["contrastive"], advance)
     say("stage 2: VQ-VAE and next-scale prediction")
     train_idx = np.unique(shown)
-    vq, var = generator(viewing.images[train_idx], gallery[train_idx], cfg, advance)
+    index, conds = stage2_pairs(viewing, gallery, aligned[variants[0]])
+    remap = np.searchsorted(train_idx, index)
+    vq, var = generator(viewing.images[train_idx], remap, conds, cfg, advance)
     meta = {"config": cfg.model_dump(), "pretraining": pre, "source": viewing.source,
             "image_encoder": "own: a small CLIP trained here on the images and their names"}
     trained = Trained(images, aligned[variants[0]], vq, var, viewing.channels, viewing.images,
