@@ -13,6 +13,7 @@ import torch
 
 from edgert import pipelines
 from edgert.export.bundle import Bundle, BundleError
+from edgert.export.verify import verify
 from edgert.methods.avde import images as image_set
 from edgert.methods.avde import simulate
 from edgert.methods.avde.data import (Viewing, pretraining_corpus, read, read_things,
@@ -189,6 +190,8 @@ def test_bundle_generates_with_onnx_runtime_what_torch_generates(cache, tmp_path
     path = cached_bundle()
     bundle = Bundle.load(path)
     assert {"gallery.npz", "generator/step/manifest.json"} <= set(bundle.manifest.files)
+    for folder in (path, *(path / "generator" / g for g in ("step", "accumulate", "decode"))):
+        assert verify(folder)["variants"]["fp32"]["loads"]  # raises on shapes, hashes, parity
     trained = Trained.load(cache / "avde" / "checkpoint.pt")
     config = bundle.manifest.preprocessing["avde"]
     graphs = {g: open_backend(path / p) for g, p in config["generator"].items()}

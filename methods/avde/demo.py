@@ -129,8 +129,9 @@ def eeg2image(duration: float | None, run, out: Path) -> dict:
         "retrieval_top5": float(np.mean(top5)) if top5 else 0.0,
         "chance_top1": 1.0 / len(image_set.CONCEPTS),
         "scores_on_lsl": scores.samples, **scale_times(images.chunks)}
-    report["figures"] = [str(p) for p in strips(images.chunks, ids.chunks, onsets, concepts, t0,
-                                                out / name)]
+    report["strips"] = str(out / name)
+    grid = strips(images.chunks, ids.chunks, onsets, concepts, t0, out / name)
+    report["figures"] = [str(grid)] if grid else []
     return report
 
 
@@ -158,8 +159,9 @@ def scale_times(chunks: list) -> dict:
 
 
 def strips(images: list, ids: list, onsets: np.ndarray, concepts: np.ndarray, t0: float,
-           folder: Path) -> list[Path]:
-    """One PNG per decoded trial: shown | retrieved | each scale generated."""
+           folder: Path) -> Path | None:
+    """One PNG per decoded trial in `folder` (shown | retrieved | each scale generated), and
+    the first twelve stacked in `folder.png`, the path returned (None: nothing decoded)."""
     import cv2
 
     from edgert.methods.avde.node import encode_png
@@ -167,7 +169,7 @@ def strips(images: list, ids: list, onsets: np.ndarray, concepts: np.ndarray, t0
     folder.mkdir(parents=True, exist_ok=True)
     retrieved = {trial_of(s, onsets, t0): n[0] for c in ids for s, n in zip(c.timestamps, c.data)}
     names = {image_set.describe(c): c for c in range(len(image_set.CONCEPTS))}
-    paths = []
+    rows = []
     for chunk in images:
         k = trial_of(chunk.timestamps[0], onsets, t0)
         generated = decode_png(chunk.data[0, 0])
@@ -177,7 +179,11 @@ def strips(images: list, ids: list, onsets: np.ndarray, concepts: np.ndarray, t0
             shown.append(image_set.render(names[retrieved[k]]))
         left = decode_png(encode_png(shown, side // image_set.SIZE))
         gap = np.full((side, 4, 3), 255, np.uint8)
-        path = folder / f"trial-{k:03d}.png"
-        cv2.imwrite(str(path), np.concatenate([left, gap, generated], 1)[..., ::-1])
-        paths.append(path)
-    return paths
+        row = np.concatenate([left, gap, generated], 1)
+        cv2.imwrite(str(folder / f"trial-{k:03d}.png"), row[..., ::-1])
+        rows.append(np.pad(row, ((0, 4), (0, 0), (0, 0)), constant_values=255))
+    if not rows:
+        return None
+    grid = folder.with_suffix(".png")
+    cv2.imwrite(str(grid), np.concatenate(rows[:12])[..., ::-1])
+    return grid

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from edgert.export.bundle import Bundle
@@ -39,7 +38,8 @@ class UnitEmbedding(nn.Module):
         self.aligner = aligner
 
     def forward(self, eeg: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.aligner(eeg), dim=-1)
+        e = self.aligner(eeg)  # broadcast division: F.normalize left the ONNX width symbolic
+        return e / e.norm(dim=-1, keepdim=True).clamp_min(1e-12)
 
 
 def quick(folder: Path) -> Path:
@@ -67,10 +67,12 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
                            output_names=["embedding"], preprocessing=preprocessing,
                            checkpoint=checkpoint, real_samples=[{"eeg": x[:1]}, {"eeg": x[1:4]}],
                            tolerance=1e-3, fp16=fp16, int8=int8)
-    embeddings = trained.images.embed(trained.gallery)
+    keep = np.sort(np.unique(trained.gallery_ids, return_index=True)[1])  # one per name
+    images = trained.gallery[keep]
+    embeddings = trained.images.embed(images)
     np.savez_compressed(bundle.file(GALLERY), embeddings=embeddings.astype(np.float32),
-                        names=np.array(trained.gallery_ids),
-                        images=(trained.gallery * 255).round().astype(np.uint8))
+                        names=np.array(trained.gallery_ids)[keep],
+                        images=(images * 255).round().astype(np.uint8))
     _export_generator(trained, embeddings, bundle.path / "generator")
     for name in (GALLERY, *(f"generator/{g}/manifest.json" for g in GRAPHS)):
         bundle.manifest.files[name] = ""  # hashed by save_manifest

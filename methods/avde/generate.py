@@ -31,7 +31,7 @@ class Accumulate(nn.Module):
         self.vq = vq
 
     def forward(self, f_hat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return f_hat + self.vq.lift(index)
+        return f_hat + self.vq.lift(index).reshape(f_hat.shape)  # keeps the output's shape fixed
 
 
 class Decode(nn.Module):

@@ -38,7 +38,8 @@ class Block(nn.Module):
         self.heads = heads
         self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
         self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, W)
         b, t, w = x.shape
@@ -91,7 +92,8 @@ class LaBraM(nn.Module):
         tokens = self.patch(patches.reshape(-1, PATCH)).view(b, n * c, -1)
         if mask is not None:  # (B, n * C) True where masked
             tokens = torch.where(mask[..., None], self.mask_token.expand_as(tokens), tokens)
-        where = self.spatial(electrodes).repeat(n, 1) + self.temporal.weight[:n].repeat_interleave(c, 0)
+        where = (self.spatial(electrodes).repeat(n, 1)
+                 + self.temporal.weight[:n].repeat_interleave(c, 0))
         tokens = torch.cat([self.cls.expand(b, -1, -1), tokens + where], 1)
         for block in self.blocks:
             tokens = block(tokens)
@@ -112,14 +114,20 @@ def fourier_targets(patches: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 class Tokenizer(nn.Module):
     """The neural tokenizer: a small LaBraM whose patch tokens are quantised to a codebook of
     l2-normalised codes; decoders predict the Fourier amplitude and phase of every patch from
-    its code, so a code names what a patch's spectrum is."""
+    its code, so a code names what a patch's spectrum is. As LaBraM's, the codebook follows
+    its patches by exponential moving averages, not gradients, and a code no patch chose for
+    a while is moved onto a patch's vector (without both it collapsed onto two codes)."""
 
-    def __init__(self, codes: int = 256, dim: int = 32, width: int = 64, depth: int = 2):
+    def __init__(self, codes: int = 256, dim: int = 32, width: int = 64, depth: int = 2,
+                 decay: float = 0.99):
         super().__init__()
+        self.decay = decay
         self.encoder = LaBraM(width, depth, heads=4)
         self.down = nn.Linear(width, dim)
-        self.center = nn.BatchNorm1d(dim, affine=False)  # without it every patch got one code
-        self.codebook = nn.Parameter(F.normalize(torch.randn(codes, dim), dim=-1))
+        self.center = nn.BatchNorm1d(dim, affine=False)
+        self.register_buffer("codebook", F.normalize(torch.randn(codes, dim), dim=-1))
+        self.register_buffer("sums", self.codebook.clone())
+        self.register_buffer("counts", torch.zeros(codes))  # all dead: first step inits from data
         bins = PATCH // 2 + 1
         self.amplitude = nn.Sequential(nn.Linear(dim, width), nn.GELU(), nn.Linear(width, bins))
         self.phase = nn.Sequential(nn.Linear(dim, width), nn.GELU(), nn.Linear(width, 2 * bins))
@@ -133,21 +141,24 @@ class Tokenizer(nn.Module):
     def codes(self, x: torch.Tensor, electrodes: torch.Tensor
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Code index per patch (B, N), the quantised vectors (straight-through) and the
-        commitment loss."""
+        commitment loss; in training, the codebook's moving averages step too."""
         z = self.project(x, electrodes)
-        book = F.normalize(self.codebook, dim=-1)
-        index = (z @ book.T).argmax(-1)
-        q = book[index]
-        loss = F.mse_loss(q, z.detach()) + 0.25 * F.mse_loss(z, q.detach())
-        return index, z + (q - z).detach(), loss
+        index = (z @ self.codebook.T).argmax(-1)
+        if self.training:
+            self._follow(z.detach().reshape(-1, z.shape[-1]), index.flatten())
+        q = self.codebook[index]
+        return index, z + (q - z).detach(), 0.25 * F.mse_loss(z, q)
 
     @torch.no_grad()
-    def restart(self, unused: torch.Tensor, z: torch.Tensor) -> None:
-        """Move codes no patch chose lately onto patches' vectors, so the codebook does not
-        collapse onto a few codes."""
-        pool = z.reshape(-1, z.shape[-1])
-        pick = torch.randint(0, len(pool), (int(unused.sum()),))
-        self.codebook[unused] = pool[pick] + 0.01 * torch.randn_like(pool[pick])
+    def _follow(self, z: torch.Tensor, index: torch.Tensor) -> None:
+        hits = F.one_hot(index, len(self.codebook)).to(z.dtype)  # (patches, codes)
+        self.counts.mul_(self.decay).add_(hits.sum(0), alpha=1 - self.decay)
+        self.sums.mul_(self.decay).add_(hits.T @ z, alpha=1 - self.decay)
+        self.codebook.copy_(F.normalize(self.sums, dim=-1))
+        dead = self.counts < 1e-2
+        if dead.any():
+            pick = z[torch.randint(0, len(z), (int(dead.sum()),))]
+            self.codebook[dead], self.sums[dead], self.counts[dead] = pick, pick * 0.01, 0.01
 
     def loss(self, x: torch.Tensor, electrodes: torch.Tensor) -> torch.Tensor:
         _, q, commit = self.codes(x, electrodes)

@@ -2,8 +2,9 @@
 
 `Retrieve` answers a trial's embedding with the gallery's nearest images (names and cosine
 scores). `Generate` runs the scale loop: one ONNX run of the step graph per scale, the key/
-value cache carried between them, tokens sampled here; it emits the image as a PNG (base64 in a string sample),
-each scale's time in the chunk's trace (`generate:scale-S`), so a client sees what every scale cost.
+value cache carried between them, tokens sampled here; it emits the image as a PNG (base64 in
+a string sample), each scale's time in the chunk's trace (`generate:scale-S`), so a client
+sees what every scale cost.
 """
 from __future__ import annotations
 

@@ -173,19 +173,11 @@ def pretrain(cfg: Config, advance) -> tuple[LaBraM, dict]:
     sources, seconds = unlabelled(cfg)
     tokenizer = Tokenizer()
     opt = torch.optim.AdamW(tokenizer.parameters(), 1e-3)
-    used = torch.zeros(len(tokenizer.codebook), dtype=torch.bool)
-    for step, (x, e) in enumerate(batches(sources, cfg.tokenizer_steps, cfg.seed), 1):
-        if step == 1:
-            tokenizer.restart(~used, tokenizer.project(x, e).detach())
+    for x, e in batches(sources, cfg.tokenizer_steps, cfg.seed):
         loss = tokenizer.loss(x, e)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        with torch.no_grad():
-            used[tokenizer.codes(x, e)[0].unique()] = True
-            if step % 25 == 0 and step < 0.8 * cfg.tokenizer_steps:
-                tokenizer.restart(~used, tokenizer.project(x, e))
-                used[:] = False
         advance()
     tokenizer.eval()
     encoder = LaBraM(cfg.width, cfg.depth)

@@ -28,7 +28,8 @@ class AdaBlock(nn.Module):
         self.norm1 = nn.LayerNorm(width, elementwise_affine=False)
         self.norm2 = nn.LayerNorm(width, elementwise_affine=False)
         self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
         self.ada = nn.Sequential(nn.SiLU(), nn.Linear(width, 6 * width))
         nn.init.zeros_(self.ada[1].weight)
         nn.init.zeros_(self.ada[1].bias)
