@@ -23,7 +23,8 @@ from edgert.methods.avde.evaluate import VARIANTS, Config, evaluate
 from edgert.methods.avde.export import cached_bundle
 from edgert.methods.avde.figures import figures
 from edgert.methods.avde.generate import Generator, Sampling
-from edgert.methods.avde.model import LaBraM, Tokenizer, electrode_index, masked_modelling_loss
+from edgert.methods.avde.model import (UNKNOWN, LaBraM, Tokenizer, electrode_index,
+                                       masked_modelling_loss)
 from edgert.methods.avde.node import decode_png
 from edgert.methods.avde.train import Config as TrainConfig
 from edgert.methods.avde.train import train_all
@@ -143,7 +144,7 @@ def test_tokenizer_codes_and_symmetric_masked_modelling_train():
     torch.manual_seed(0)
     x = torch.randn(4, 3, 400) * 20
     e = electrode_index(["Oz", "Pz", "nonsense"])
-    assert e[-1] == len(e) - 1 or e[-1] > e[0]  # unknown names share one embedding
+    assert e[-1] == UNKNOWN and e[0] != e[1]  # unknown names share one embedding row
     tokenizer, encoder = Tokenizer(codes=16), LaBraM(32, 1)
     index, q, commit = tokenizer.codes(x, e)
     assert index.shape == (4, 6) and q.shape == (4, 6, 32)
@@ -283,3 +284,13 @@ def test_bench_times_each_scale_on_onnx_runtime_and_on_torch_eager(cache, tmp_pa
         stages = result["nodes"]["generate"]["stage_ms"]
         assert set(stages) == {"scale-1", "scale-2", "scale-4", "scale-8"}, name
         assert stages["scale-8"]["count"] >= 2 and stages["scale-8"]["p99_ms"] > 0
+
+
+@pytest.mark.parametrize("spec, says", [("clip", "open_clip:MODEL:PRETRAINED"),
+                                        ("open_clip:ViT-B-32:laion2b_s34b_b79k",
+                                         "pip install open_clip_torch")])
+def test_another_image_encoder_is_named_with_how_to_get_it(spec, says):
+    from edgert.methods.avde.train import train_images
+
+    with pytest.raises(DataError, match=says):
+        train_images(simulated(1, 1, 1, 1), TrainConfig(**TINY, image_encoder=spec), None)

@@ -180,16 +180,15 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
                   if viewing.concepts is not None else None)
     results: dict[str, dict] = {}
     conds: dict[str, np.ndarray] = {}
-    generator = None
+    made: dict[str, list] = {}
     for name, model in aligned.items():
         conds[name] = mean_embeddings(training.embed_eeg(model, test_eeg), test_shown, ids)
         results[name] = retrieval(conds[name], gallery[ids])
         generator = Generator.from_torch(trained.var, trained.vq, Sampling(seed=cfg.seed))
-        made = [generator(c, every_scale=True) for c in conds[name]]
-        results[name].update(reconstruction(np.stack([m.image for m in made]), truth,
+        made[name] = [generator(c, every_scale=True) for c in conds[name]]
+        results[name].update(reconstruction(np.stack([m.image for m in made[name]]), truth,
                                             trained.images, judge, attributes))
-        if name == "avde":
-            avde_made = made
+    avde_made = made["avde"]
     start = time.perf_counter()
     sampled = sample_diffusion(diffusion, conds["avde"], cfg.ddim_steps, seed=cfg.seed)
     diffusion_ms = (time.perf_counter() - start) / len(sampled) * 1e3

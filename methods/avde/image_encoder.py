@@ -9,12 +9,15 @@ OpenCLIP model passes `open_clip:MODEL:PRETRAINED` instead; everything downstrea
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Protocol
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from edgert.methods.base import DataError
 
 
 class ImageEmbedder(Protocol):
@@ -110,15 +113,14 @@ class OpenClipEmbedder:
         return F.normalize(self.model.encode_image((x - mean) / std), dim=-1).numpy()
 
 
-def open_embedder(spec: str, own: SmallImageEncoder | None = None) -> ImageEmbedder:
-    """`own` (this repo's encoder) or `open_clip:MODEL:PRETRAINED`."""
-    if spec == "own":
-        if own is None:
-            raise ValueError("image encoder 'own' is trained by `edgert train avde`")
-        return own
+def open_embedder(spec: str) -> ImageEmbedder:
+    """An OpenCLIP image tower from `open_clip:MODEL:PRETRAINED` (this repo's own encoder,
+    'own', is trained instead: `train.train_images`)."""
     kind, _, rest = spec.partition(":")
     model, _, pretrained = rest.partition(":")
     if kind != "open_clip" or not model or not pretrained:
-        raise ValueError(f"image encoder {spec!r}: use 'own' or 'open_clip:MODEL:PRETRAINED' "
-                         "(e.g. open_clip:ViT-B-32:laion2b_s34b_b79k)")
+        raise DataError(f"image encoder {spec!r}: use 'own' or 'open_clip:MODEL:PRETRAINED' "
+                        "(e.g. open_clip:ViT-B-32:laion2b_s34b_b79k)")
+    if importlib.util.find_spec("open_clip") is None:
+        raise DataError(f"image encoder {spec!r} needs OpenCLIP: pip install open_clip_torch")
     return OpenClipEmbedder(model, pretrained)

@@ -23,7 +23,8 @@ from rich.progress import Progress
 from edgert.methods.avde import images as image_set
 from edgert.methods.avde import simulate
 from edgert.methods.avde.data import Viewing, pretraining_corpus, read, simulated
-from edgert.methods.avde.image_encoder import SmallImageEncoder, train_image_encoder
+from edgert.methods.avde.image_encoder import (ImageEmbedder, SmallImageEncoder, open_embedder,
+                                               train_image_encoder)
 from edgert.methods.avde.model import (EEGToImage, LaBraM, Tokenizer, alignment_loss,
                                        electrode_index, masked_modelling_loss)
 from edgert.methods.avde.var import VAR, train_var
@@ -44,6 +45,8 @@ class Config(BaseModel):
     repetitions: int = Field(2, description="times each training image is shown")
     test_repetitions: int = Field(20, description="times each held-out image is shown")
     embed_dim: int = 64
+    image_encoder: str = Field("own", description="'own' (a small CLIP trained here) or "
+                               "'open_clip:MODEL:PRETRAINED' (an OpenCLIP model you have)")
     width: int = 96
     depth: int = 3
     image_steps: int = 600
@@ -67,7 +70,7 @@ class Config(BaseModel):
 class Trained:
     """Everything the live pipeline and evaluation need."""
 
-    images: SmallImageEncoder
+    images: ImageEmbedder
     aligner: EEGToImage
     vq: MultiScaleVQ
     var: VAR
@@ -81,7 +84,10 @@ class Trained:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / CHECKPOINT
-        torch.save({"images": self.images.state_dict(), "image_dim": self.images.dim,
+        own = isinstance(self.images, SmallImageEncoder)
+        torch.save({"images": self.images.state_dict() if own else None,
+                    "image_encoder": "own" if own else self.meta["image_encoder"],
+                    "image_dim": self.images.dim,
                     "encoder": self.aligner.encoder.config, "aligner": self.aligner.state_dict(),
                     "vq_config": self.vq.config, "vq": self.vq.state_dict(),
                     "var_config": self.var.config, "var": self.var.state_dict(),
@@ -98,8 +104,12 @@ class Trained:
             raise FileNotFoundError(f"{path}: no AVDE checkpoint; make one with "
                                     "`edgert train avde --out DIR`")
         s = torch.load(path, map_location="cpu", weights_only=True)
-        images = SmallImageEncoder(s["image_dim"])
-        images.load_state_dict(s["images"])
+        if s.get("image_encoder", "own") == "own":
+            images = SmallImageEncoder(s["image_dim"])
+            images.load_state_dict(s["images"])
+            images.eval()
+        else:
+            images = open_embedder(s["image_encoder"])
         aligner = EEGToImage(LaBraM(**s["encoder"]), s["image_dim"],
                              electrode_index(s["channels"]))
         aligner.load_state_dict(s["aligner"])
@@ -107,7 +117,7 @@ class Trained:
         vq.load_state_dict(s["vq"])
         var = VAR(**s["var_config"])
         var.load_state_dict(s["var"])
-        return cls(images.eval(), aligner.eval(), vq.eval(), var.eval(), tuple(s["channels"]),
+        return cls(images, aligner.eval(), vq.eval(), var.eval(), tuple(s["channels"]),
                    s["gallery"].numpy(), list(s["gallery_ids"]), s["meta"],
                    s["examples"].numpy())
 
@@ -121,9 +131,12 @@ def captions(names: list[str]) -> np.ndarray:
                      for ws in words])
 
 
-def train_images(viewing: Viewing, cfg: Config, advance) -> SmallImageEncoder:
+def train_images(viewing: Viewing, cfg: Config, advance) -> ImageEmbedder:
     """The small CLIP on the training images and their names: a simulated concept drawn
-    afresh with jitter at every step, a user's images as they are and shifted."""
+    afresh with jitter at every step, a user's images as they are and shifted. Another
+    embedder (`cfg.image_encoder`) is used as it is."""
+    if cfg.image_encoder != "own":
+        return open_embedder(cfg.image_encoder)
     train = np.unique(viewing.split(False)[1])
     names = [viewing.names[i] for i in train]
     if viewing.concepts is not None:
@@ -289,7 +302,7 @@ def train_all(viewing: Viewing, cfg: Config, variants: tuple[str, ...] = ("avde"
     remap = np.searchsorted(train_idx, index)
     vq, var = generator(viewing.images[train_idx], remap, conds, cfg, advance)
     meta = {"config": cfg.model_dump(), "pretraining": pre, "source": viewing.source,
-            "image_encoder": "own: a small CLIP trained here on the images and their names"}
+            "image_encoder": cfg.image_encoder}
     trained = Trained(images, aligned[variants[0]], vq, var, viewing.channels, viewing.images,
                       list(viewing.names), meta, eeg[:8])
     return trained, aligned, pretrained
