@@ -2,7 +2,7 @@
 fresh machine (an empty model cache), for every live demo; against `edgert --help`, the
 cost of starting Python and the CLI at all, measured in the same run.
 
-    python -m edgert.benchmarks.first_result [--demos bandpass,bci,car,robot,eeg2image] [--out FILE]
+    python -m edgert.benchmarks.first_result [--demos bandpass,bci,car,robot,eeg2image,nav] [--out FILE]
 
 The goal is a first result within 60 s on 2 cores. Writes JSON with each demo's seconds.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 GOAL_S = 60.0
 # long enough for a first result
-DURATION_S = {"bandpass": 5, "bci": 15, "car": 15, "robot": 10, "eeg2image": 10}
+DURATION_S = {"bandpass": 5, "bci": 15, "car": 15, "robot": 10, "eeg2image": 10, "nav": 15}
 
 
 def launch(args: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:

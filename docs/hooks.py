@@ -13,7 +13,8 @@ RESULTS = Path(__file__).parent / "results"
 MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer",
-                "edgert.methods.avde.node:Retrieve", "edgert.methods.avde.node:Generate")
+                "edgert.methods.avde.node:Retrieve", "edgert.methods.avde.node:Generate",
+                "edgert.methods.janusvln.node:Navigate")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -1,7 +1,7 @@
 """The bundles that ship inside the package, so each live demo answers within seconds on a
 fresh machine instead of training first.
 
-`python -m edgert.methods.ship btta_dg bolt cogmoe avde` runs each method's own quick training
+`python -m edgert.methods.ship btta_dg bolt cogmoe avde janusvln` runs each method's own quick training
 (`edgert train METHOD --quick`, seed 0) and export, and writes the result to
 `methods/METHOD/shipped/`, the command, seed and code version in the manifest's provenance.
 `edgert verify` reports whether the installed code is the code a shipped bundle was made
@@ -72,5 +72,5 @@ def ship(name: str, out: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    for arg in sys.argv[1:] or ["btta_dg", "bolt", "cogmoe", "avde"]:
+    for arg in sys.argv[1:] or ["btta_dg", "bolt", "cogmoe", "avde", "janusvln"]:
         print(f"{arg}: shipped bundle written to {ship(arg)}")

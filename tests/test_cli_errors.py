@@ -135,10 +135,10 @@ def test_ctrl_c_during_start_up_says_so(uid):
 
 def test_demo_help_lists_the_demos_and_an_unknown_name_answers_at_once():
     help_text = one_line(edgert("demo", "--help").stdout)
-    for name in ("bandpass", "bci", "car", "eeg2image", "robot"):
+    for name in ("bandpass", "bci", "car", "eeg2image", "nav", "robot"):
         assert name in help_text
     result = edgert("demo", "nope", timeout=20)
-    assert result.returncode == 2 and "available: bandpass, bci, car, eeg2image, robot" in result.stderr
+    assert result.returncode == 2 and "available: bandpass, bci, car, eeg2image, nav, robot" in result.stderr
 
 
 def test_results_are_written_before_figures_and_their_folders_made(tmp_path, capsys):

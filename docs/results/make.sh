@@ -9,6 +9,8 @@ edgert evaluate cogmoe --out "$out/cogmoe.json"
 edgert evaluate bolt --out "$out/bolt.json"
 edgert evaluate avde --out "$out/avde.json"
 edgert evaluate avde --quick --out "$out/avde_quick.json"
+edgert evaluate janusvln --out "$out/janusvln.json"
+edgert evaluate janusvln --quick --out "$out/janusvln_quick.json"
 python -m edgert.benchmarks.first_result --out "$out/first_result.json"
 bash benchmarks/setup_peers.sh
 edgert bench transport --out /tmp/edgert-transport
