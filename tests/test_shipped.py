@@ -12,7 +12,7 @@ from edgert.export.parity import ort_runner, ort_session, random_samples
 from edgert.methods.cache import shipped_bundle, status
 from edgert.methods.ship import ship
 
-METHODS = ("btta_dg", "bolt", "cogmoe", "avde")
+METHODS = ("btta_dg", "bolt", "cogmoe", "avde", "janusvln")
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -43,10 +43,6 @@ class Episode:
     path: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (steps + 1, 2) m
     episode_id: str = ""
 
-    @property
-    def length_m(self) -> float:
-        return float(np.linalg.norm(np.diff(self.path, axis=0), axis=1).sum())
-
 
 def distance_field(house: House, goal: tuple[float, float]) -> np.ndarray:
     """Geodesic distance (m) from every cell to the goal region; inf where unreachable."""

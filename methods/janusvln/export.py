@@ -24,7 +24,7 @@ from edgert.methods.janusvln.navigate import Navigator, frame_tensor
 from edgert.methods.janusvln.simulate import SIZE
 from edgert.methods.janusvln.train import Config, load, train
 
-QUICK_MINUTES = 3.0  # `edgert train janusvln --quick` on 2 cores
+QUICK_MINUTES = 4.5  # `edgert train janusvln --quick` on 2 cores
 OUTPUTS = ("logits", "semantic_new", "geometric_new")
 
 

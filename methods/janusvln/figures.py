@@ -34,7 +34,7 @@ def draw_map(ax, house_seed: int, expert: list, path: list, title: str) -> None:
     ax.plot(path[:, 0], path[:, 1], "-", color="tab:blue", lw=1.5, label="agent")
     ax.plot(*path[0], "o", color="tab:blue", ms=5)
     ax.add_patch(_ring(expert[-1]))
-    ax.set_title(title, fontsize=7)
+    ax.set_title(title, fontsize=6)
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -67,7 +67,7 @@ def maps(records: list[dict], out: Path, limit: int = 6) -> list[Path]:
     return [out]
 
 
-def _wrap(text: str, width: int = 48) -> str:
+def _wrap(text: str, width: int = 40) -> str:
     words, lines = text.split(), [""]
     for w in words:
         if len(lines[-1]) + len(w) > width:

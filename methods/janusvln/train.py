@@ -59,9 +59,10 @@ class Config(BaseModel):
 
     @classmethod
     def quick(cls) -> "Config":
-        return cls(houses=24, unseen=8, episodes_per_house=8, eval_per_house=5,
-                   semantic_steps=300, geometry_steps=100, policy_steps=300, dagger_rounds=1,
-                   dagger_episodes=24, dagger_steps=60)
+        """`edgert train janusvln --quick` (the shipped model): one agent, minutes."""
+        return cls(houses=30, unseen=8, episodes_per_house=10, eval_per_house=5,
+                   semantic_steps=400, geometry_steps=100, policy_steps=800, dagger_rounds=1,
+                   dagger_episodes=30, dagger_steps=150)
 
 
 @dataclass
