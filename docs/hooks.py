@@ -93,8 +93,8 @@ def results(name: str, key: str | None = None, only: list[str] | None = None) ->
             return f"*`docs/results/{name}` has no `{key}` yet: the command above makes it.*"
         part = part[step]
     note = f"\n\n*Generated from `docs/results/{name}`{f', {key}' if key else ''}.*"
-    if isinstance(part, list):  # points of a curve: one row each
-        flat = [_scalars(p) for p in part]
+    if isinstance(part, list):  # points of a curve: one row each, named by its strings
+        flat = [{k: v for k, v in p.items() if isinstance(v, str)} | _scalars(p) for p in part]
         columns = list(dict.fromkeys(c for row in flat for c in row))
         return _table(columns, [[row.get(c) for c in columns] for row in flat]) + note
     if part and all(isinstance(v, dict) for v in part.values()):
