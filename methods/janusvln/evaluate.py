@@ -44,7 +44,7 @@ class Config(training.Config):
         """Five agents in under 10 minutes: a few hundred steps each, a smoke test of the
         comparison rather than its result."""
         return cls(houses=24, unseen=8, episodes_per_house=8, eval_per_house=5,
-                   semantic_steps=300, geometry_steps=100, policy_steps=300, dagger_rounds=1,
+                   semantic_steps=300, geometry_steps=100, policy_steps=250, dagger_rounds=1,
                    dagger_episodes=24, dagger_steps=60, lengths=(10, 50, 100, 250, 1000),
                    reencode_max=50, passes=2)
 
