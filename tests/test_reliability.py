@@ -98,7 +98,7 @@ def test_malformed_frames_are_counted_once_everywhere_and_good_ones_go_through(t
     good = [wire.encode(_chunk(k)) for k in range(40)]
     header, payload = [bytes(f) for f in good[0]]
     bad = [[header, payload[:-4]], [b"\xc1", payload], [header], [b"", b""]] * 10
-    mixed = [frames for pair in zip(good, bad) for frames in pair]
+    mixed = [frames for pair in zip(bad, good) for frames in pair]  # a good one last: all seen
     got, report = _relay(tmp_path, mixed, len(good))
     assert [c.seq for c in got] == list(range(40)), "a good chunk was lost beside bad ones"
     assert report["nodes"]["src"]["quarantined"] == 40
