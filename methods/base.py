@@ -51,7 +51,8 @@ class Data:
 class Method:
     """`train(out, quick)` -> checkpoint folder; `export(out, checkpoint, fp16, int8)` ->
     Bundle; `evaluate(quick)` -> {"method", "config", "results": {VARIANT: {METRIC: value}}},
-    and `figures(result, out)` draws that result beside `out` -> the paths written;
+    and `figures(result, out)` draws that result beside `out` (a batch job's: the result
+    `edgert batch` wrote, into its folder `out`) -> the paths written;
     `demos` maps a demo name to `fn(duration, run, out) -> report`, `run(pipeline,
     duration, status)` showing the started pipeline (and `status()`, a line under it), `out`
     the folder for the demo's figures, listed in the report's "figures"; `pipeline` names the

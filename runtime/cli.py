@@ -360,6 +360,9 @@ def batch(
     for failed in result["failed"]:
         console.print(f"[red]failed[/red] {failed['key']}:\n{escape(failed['error'])}")
     console.print(f"results in {out / 'results.json'} and {out / 'summary.md'}", soft_wrap=True)
+    if getattr(method, "figures", None) and result["summary"]:
+        for path in method.figures(result, out):
+            console.print(f"figure: {path}", soft_wrap=True)
     if result["failed"]:
         raise typer.Exit(1)
 
