@@ -1,6 +1,6 @@
-"""MkDocs hook: pages say `<!-- nodes -->` or `<!-- results FILE.json -->` and get a table made
-from the code or from the JSON that `edgert evaluate`, `bench` or `batch` wrote, so the docs
-cannot drift from either."""
+"""MkDocs hook: pages say `<!-- nodes -->`, `<!-- results FILE.json -->` or `<!-- batch
+FILE.json METRICS -->` and get a table made from the code or from the JSON that `edgert
+evaluate`, `bench` or `batch` wrote, so the docs cannot drift from either."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,8 @@ from types import UnionType
 from typing import Annotated, Literal, Union, get_args, get_origin
 
 RESULTS = Path(__file__).parent / "results"
-MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?) -->")
+MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?"
+                  r"|batch ([\w./-]+) ([\w,]+)(?: where ([\w=.,]+))?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer",
                 "edgert.methods.avde.node:Retrieve", "edgert.methods.avde.node:Generate",
@@ -18,8 +19,15 @@ METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.bt
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return MARK.sub(lambda m: nodes() if m.group(1) == "nodes" else results(
-        m.group(2), m.group(3), m.group(4).split(",") if m.group(4) else None), markdown)
+    return MARK.sub(_expand, markdown)
+
+
+def _expand(m: re.Match) -> str:
+    if m.group(1) == "nodes":
+        return nodes()
+    if m.group(5):
+        return batch(m.group(5), m.group(6).split(","), m.group(7))
+    return results(m.group(2), m.group(3), m.group(4).split(",") if m.group(4) else None)
 
 
 def _cell(value) -> str:
@@ -108,3 +116,30 @@ def results(name: str, key: str | None = None, only: list[str] | None = None) ->
         return _table([""] + columns, rows) + note
     flat = _scalars(part)
     return _table(["measure", "value"], [[k, v] for k, v in flat.items()]) + note
+
+
+def batch(name: str, metrics: list[str], where: str | None = None) -> str:
+    """A table of a batch job's results (the `summary` of `edgert batch`'s results.json): one
+    row per config, named by the config fields that differ between configs, each metric as
+    mean ± standard error over seeds; `where` (field=value,...) keeps matching configs."""
+    path = RESULTS / name
+    if not path.exists():
+        return f"*No results saved yet: `{path.name}` is made by the command above.*"
+    saved = json.loads(path.read_text())
+    entries = list(saved["summary"].values())
+    for cond in (where.split(",") if where else []):
+        field, _, value = cond.partition("=")
+        entries = [e for e in entries if str(e["config"].get(field)) == value]
+    fields = [f for f in entries[0]["config"] if len({str(e["config"][f]) for e in entries}) > 1] \
+        if entries else []
+    rows = []
+    for e in entries:
+        cells = [e["config"][f] for f in fields]
+        for metric in metrics:
+            stat = e["metrics"].get(metric)
+            cells.append("" if stat is None else f"{_cell(stat['mean'])} ± {_cell(stat['se'])}")
+        rows.append(cells)
+    seeds = max((s["n"] for e in entries for s in e["metrics"].values()), default=0)
+    note = (f"\n\n*Generated from `docs/results/{name}`: mean ± standard error over {seeds} "
+            f"seeds{f', configs with {where}' if where else ''}.*")
+    return _table(fields + metrics, rows) + note

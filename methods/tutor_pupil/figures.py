@@ -38,7 +38,7 @@ def cell(case: str, split, seen: dict, series: dict | None, path: Path) -> None:
         ax.plot(series["theta"], series["fitted"], ":", label=f"fit: 1 + {terms}")
         ax.set(xlabel="amplitude theta0 (rad)", ylabel="T / T_small-angle",
                title="the correction read as physics")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
