@@ -101,6 +101,11 @@ class Pupil:
             self.temperature = float(torch.cdist(x, self.templates).pow(2).mean()) / 10
             self.inputs = list(range(x.shape[1]))
 
+    def bound(self, h: torch.Tensor) -> torch.Tensor:
+        """The correction applied for the Tutor's raw output: pixels move by at most their
+        range (tanh), physical inputs by any amount."""
+        return torch.tanh(h) if self.case == "digits" else h
+
     def correct(self, x: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
         """Lengths and speeds are corrected by a factor exp(delta) (relative, and they stay
         positive); angles and pixels by adding delta."""

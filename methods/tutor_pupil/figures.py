@@ -20,7 +20,7 @@ def cell(case: str, split, seen: dict, series: dict | None, path: Path) -> None:
     strain = split.strain
     axes[0].scatter(strain, seen["correction"], s=6, alpha=0.5)
     axes[0].set(xlabel=STRAIN[case], ylabel="size of the Tutor's correction",
-                title="corrections where the Pupil breaks")
+                title="corrections where the Pupil breaks", yscale="log")
     bins = np.quantile(strain, np.linspace(0, 1, 9))
     mid = (bins[1:] + bins[:-1]) / 2
     which = np.clip(np.digitize(strain, bins[1:-1]), 0, len(mid) - 1)
@@ -28,7 +28,8 @@ def cell(case: str, split, seen: dict, series: dict | None, path: Path) -> None:
         curve = [seen[kind][which == b].mean() for b in range(len(mid))]
         axes[1].plot(mid, curve, "o-", label=kind, ms=3)
     axes[1].set(xlabel=STRAIN[case], ylabel="error rate" if case == "digits" else
-                "relative error", title="error by strain", yscale="log")
+                "relative error", title="error by strain",
+                yscale="linear" if case == "digits" else "log")
     axes[1].legend(fontsize=8)
     if series:
         ax = axes[2]

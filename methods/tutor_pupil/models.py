@@ -44,7 +44,8 @@ class Learner(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         h = self.net((x - self.mean) / self.std)
         if self.kind == "tutor":
-            return self._pupil(self.pupil.correct(x, h)), h
+            delta = self.pupil.bound(h)
+            return self._pupil(self.pupil.correct(x, delta)), delta
         h = h if self.classify else h.squeeze(-1)
         if self.kind == "residual":
             return self._pupil(x) + h, None
