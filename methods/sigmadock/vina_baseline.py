@@ -1,0 +1,72 @@
+"""AutoDock Vina (the `vina` package, ligand prepared by meeko) in a box about the pocket:
+the docking program people reach for. The receptor is written as PDBQT from the pocket's
+residues with AutoDock atom types; the protein files have no hydrogens, so no donor
+hydrogens are typed (Vina's scoring does not need them)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from rdkit import Chem
+from rdkit.Chem import AllChem
+
+from edgert.methods.sigmadock.complexes import Complex, WATER
+
+AD_TYPES = {"C": "C", "N": "N", "O": "OA", "S": "SA", "P": "P", "F": "F", "CL": "Cl",
+            "BR": "Br", "I": "I", "MG": "Mg", "ZN": "Zn", "FE": "Fe", "MN": "Mn", "CA": "Ca"}
+
+
+def receptor_pdbqt(c: Complex, path: Path, margin: float = 14.0) -> None:
+    """Residues with an atom within `margin` A of the crystal ligand, as PDBQT."""
+    lig = c.ligand.GetConformer().GetPositions()
+    lines = [line for line in c.protein.read_text().splitlines()
+             if line.startswith(("ATOM", "HETATM")) and line[17:20].strip() not in WATER]
+    keep_res, rows = set(), []
+    for line in lines:
+        element = (line[76:78].strip() or line[12:14].strip()).upper()
+        if element in ("H", "D"):
+            continue
+        xyz = np.array([float(line[30:38]), float(line[38:46]), float(line[46:54])])
+        rows.append((line, element, xyz))
+        if np.linalg.norm(lig - xyz, axis=1).min() < margin:
+            keep_res.add(line[17:27])
+    out = []
+    for line, element, _ in rows:
+        if line[17:27] in keep_res:
+            out.append(f"{line[:54]:<54}  1.00  0.00    +0.000 {AD_TYPES.get(element, 'A'):<2}")
+    path.write_text("\n".join(out) + "\n")
+
+
+def dock(c: Complex, seed: int, exhaustiveness: int = 8, n_poses: int = 8) -> list[Chem.Mol]:
+    """Vina's poses of the ligand (heavy atoms, the crystal's atom order), best first."""
+    from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
+    from vina import Vina
+
+    mol = Chem.Mol(c.ligand)
+    Chem.AssignStereochemistryFrom3D(mol)
+    h = Chem.AddHs(mol)
+    AllChem.EmbedMolecule(h, randomSeed=seed)
+    setup = MoleculePreparation().prepare(h)[0]
+    ligand, ok, err = PDBQTWriterLegacy.write_string(setup)
+    if not ok:
+        raise RuntimeError(f"{c.name}: meeko could not prepare the ligand: {err}")
+    with tempfile.TemporaryDirectory() as tmp:
+        receptor = Path(tmp) / "receptor.pdbqt"
+        receptor_pdbqt(c, receptor)
+        v = Vina(sf_name="vina", cpu=1, seed=seed, verbosity=0)
+        v.set_receptor(str(receptor))
+        v.set_ligand_from_string(ligand)
+        v.compute_vina_maps(center=c.ligand.GetConformer().GetPositions().mean(0).tolist(),
+                            box_size=[22.0, 22.0, 22.0])
+        v.dock(exhaustiveness=exhaustiveness, n_poses=n_poses)
+        poses = v.poses(n_poses=n_poses)
+    mols = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule(poses, skip_typing=True))
+    docked = Chem.RemoveHs(mols[0])
+    out = []
+    order = docked.GetSubstructMatch(c.ligand) or tuple(range(c.ligand.GetNumAtoms()))
+    for conf in docked.GetConformers():
+        pose = Chem.Mol(c.ligand)
+        pose.GetConformer().SetPositions(conf.GetPositions()[list(order)])
+        out.append(pose)
+    return out
