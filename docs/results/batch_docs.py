@@ -1,6 +1,7 @@
 """Keep what the docs need of an `edgert batch` run: results.json's summary (per config, mean
 and standard error over seeds) as docs/results/batch/JOB.json, the job's overview figures,
-and with --label FIELD each config's first-seed cell figures named by that config field."""
+and with --label FIELD[,FIELD] each config's first-seed cell figures named by those config
+fields."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,8 @@ DOCS = Path(__file__).parent / "batch"
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("out", type=Path, help="the folder `edgert batch --out` wrote")
-    ap.add_argument("--label", help="config field that names each cell's figures")
+    ap.add_argument("--label", help="config fields (comma-separated) that name each cell's "
+                    "figures")
     args = ap.parse_args()
     result = json.loads((args.out / "results.json").read_text())
     job = result["job"]
@@ -30,7 +32,8 @@ def main() -> None:
         for cell in first.values():
             for art in cell.get("artifacts", []):
                 if art.endswith(".png"):
-                    name = f"{job}.{cell['config'][args.label]}.{Path(art).name}"
+                    label = ".".join(str(cell["config"][f]) for f in args.label.split(","))
+                    name = f"{job}.{label}.{Path(art).name}"
                     shutil.copy(args.out / art, DOCS / name)
 
 

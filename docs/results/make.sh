@@ -24,3 +24,7 @@ edgert batch ei_snn --quick --seeds 3 --out /tmp/edgert-ei_snn
 python docs/results/batch_docs.py /tmp/edgert-ei_snn
 edgert batch tutor_pupil --quick --seeds 3 --out /tmp/edgert-tutor_pupil
 python docs/results/batch_docs.py /tmp/edgert-tutor_pupil --label case
+edgert batch demol --quick --seeds 3 --out /tmp/edgert-demol
+python docs/results/batch_docs.py /tmp/edgert-demol --label target,model
+edgert batch sigmadock --quick --seeds 3 --out /tmp/edgert-sigmadock
+python docs/results/batch_docs.py /tmp/edgert-sigmadock --label method
