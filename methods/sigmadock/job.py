@@ -43,7 +43,7 @@ class Config(BaseModel):
     """`data`: a folder of complex folders (default: the shared PoseBusters complexes)."""
 
     method: str = Field("sigmadock", pattern="|".join(METHODS))
-    train_steps: int = Field(1200, ge=1)
+    train_steps: int = Field(1000, ge=1)
     lr: float = Field(2e-3, gt=0)
     conformers: int = Field(6, ge=1)
     samples: int = Field(6, ge=1)

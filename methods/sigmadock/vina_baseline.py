@@ -40,8 +40,12 @@ def receptor_pdbqt(c: Complex, path: Path, margin: float = 14.0) -> None:
 
 def dock(c: Complex, seed: int, exhaustiveness: int = 8, n_poses: int = 8) -> list[Chem.Mol]:
     """Vina's poses of the ligand (heavy atoms, the crystal's atom order), best first."""
-    from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
-    from vina import Vina
+    try:
+        from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
+        from vina import Vina
+    except ImportError as e:
+        raise RuntimeError(f"the vina baseline needs AutoDock Vina and meeko ({e.name} is "
+                           "missing): pip install 'edgert[batch]'") from None
 
     mol = Chem.Mol(c.ligand)
     Chem.AssignStereochemistryFrom3D(mol)
