@@ -29,8 +29,9 @@ def find(ref: str) -> Any:
     method = found[ref].load()
     missing = getattr(method, "missing", lambda: [])()
     if missing:
-        raise LookupError(f"method {ref!r} needs {', '.join(missing)}, which is not installed: "
-                          f"{method.install_hint()}")
+        verb = "is" if len(missing) == 1 else "are"
+        raise LookupError(f"method {ref!r} needs {', '.join(missing)}, which {verb} not "
+                          f"installed: {method.install_hint()}")
     return method
 
 
