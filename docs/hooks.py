@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union, get_args, get_origin
 
 RESULTS = Path(__file__).parent / "results"
 MARK = re.compile(r"<!-- (nodes|results ([\w./-]+)(?: ([\w./]+)(?: ([\w,]+))?)?"
-                  r"|batch ([\w./-]+) ([\w,]+)(?: where ([\w=.,]+))?) -->")
+                  r"|batch ([\w./-]+) ([\w.,]+)(?: where ([\w=.,]+))?) -->")
 METHOD_NODES = ("edgert.methods.btta_dg.node:EuclideanAlign", "edgert.methods.btta_dg.node:Adapt",
                 "edgert.methods.cogmoe.node:Stage1", "edgert.methods.bolt.node:Answer",
                 "edgert.methods.avde.node:Retrieve", "edgert.methods.avde.node:Generate",
@@ -137,7 +137,7 @@ def batch(name: str, metrics: list[str], where: str | None = None) -> str:
         cells = [e["config"][f] for f in fields]
         for metric in metrics:
             stat = e["metrics"].get(metric)
-            cells.append("" if stat is None else f"{_cell(stat['mean'])} ± {_cell(stat['se'])}")
+            cells.append("" if stat is None else f"{stat['mean']:.4g} ± {stat['se']:.2g}")
         rows.append(cells)
     seeds = max((s["n"] for e in entries for s in e["metrics"].values()), default=0)
     note = (f"\n\n*Generated from `docs/results/{name}`: mean ± standard error over {seeds} "
