@@ -121,7 +121,7 @@ def test_tiny_cells_through_the_runner(tmp_path):
                 "conformers": 2, "data": data}]
     try:
         import vina  # noqa: F401
-        configs.append({"method": "vina", "samples": 2, "exhaustiveness": 1, "data": data})
+        configs.append({"method": "vina", "samples": 4, "exhaustiveness": 8, "data": data})
     except ImportError:
         pass
     result = run_batch("sigmadock", configs, seeds=1, out=tmp_path / "out", workers=1)

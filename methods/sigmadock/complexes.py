@@ -77,3 +77,21 @@ def read_pdb(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if not pos:
         raise DataError(f"{path}: no ATOM or HETATM records")
     return np.array(pos), np.array(elements)
+
+
+def residues_near(c: Complex, margin: float = 12.0) -> list[str]:
+    """The PDB's ATOM/HETATM lines of every residue (waters included) with an atom within
+    `margin` A of the crystal ligand: what docking and pose checks look at, without the
+    rest of a large protein."""
+    lig = c.ligand.GetConformer().GetPositions()
+    lines = [line for line in c.protein.read_text().splitlines()
+             if line.startswith(("ATOM", "HETATM"))]
+    keep = set()
+    for line in lines:
+        try:
+            xyz = np.array([float(line[30:38]), float(line[38:46]), float(line[46:54])])
+        except ValueError:
+            raise DataError(f"{c.protein}: unreadable coordinates in {line[:27]!r}") from None
+        if np.linalg.norm(lig - xyz, axis=1).min() < margin:
+            keep.add(line[17:27])
+    return [line for line in lines if line[17:27] in keep]

@@ -7,34 +7,24 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import numpy as np
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
-from edgert.methods.sigmadock.complexes import Complex, WATER
+from edgert.methods.sigmadock.complexes import WATER, Complex, residues_near
 
 AD_TYPES = {"C": "C", "N": "N", "O": "OA", "S": "SA", "P": "P", "F": "F", "CL": "Cl",
             "BR": "Br", "I": "I", "MG": "Mg", "ZN": "Zn", "FE": "Fe", "MN": "Mn", "CA": "Ca"}
 
 
 def receptor_pdbqt(c: Complex, path: Path, margin: float = 14.0) -> None:
-    """Residues with an atom within `margin` A of the crystal ligand, as PDBQT."""
-    lig = c.ligand.GetConformer().GetPositions()
-    lines = [line for line in c.protein.read_text().splitlines()
-             if line.startswith(("ATOM", "HETATM")) and line[17:20].strip() not in WATER]
-    keep_res, rows = set(), []
-    for line in lines:
-        element = (line[76:78].strip() or line[12:14].strip()).upper()
-        if element in ("H", "D"):
-            continue
-        xyz = np.array([float(line[30:38]), float(line[38:46]), float(line[46:54])])
-        rows.append((line, element, xyz))
-        if np.linalg.norm(lig - xyz, axis=1).min() < margin:
-            keep_res.add(line[17:27])
+    """Residues with an atom within `margin` A of the crystal ligand, as PDBQT (waters and
+    hydrogens left out)."""
     out = []
-    for line, element, _ in rows:
-        if line[17:27] in keep_res:
-            out.append(f"{line[:54]:<54}  1.00  0.00    +0.000 {AD_TYPES.get(element, 'A'):<2}")
+    for line in residues_near(c, margin):
+        element = (line[76:78].strip() or line[12:14].strip()).upper()
+        if element in ("H", "D") or line[17:20].strip() in WATER:
+            continue
+        out.append(f"{line[:54]:<54}  1.00  0.00    +0.000 {AD_TYPES.get(element, 'A'):<2}")
     path.write_text("\n".join(out) + "\n")
 
 
