@@ -58,7 +58,7 @@ def grid(quick: bool) -> list[dict]:
     if quick:
         return [Config(target=t, model=m, epochs=40).model_dump()
                 for t in ("qm9_gap", "esol", "xtb_gap") for m in KINDS]
-    return [Config(target=t, model=m, epochs=150, n_xtb=2000).model_dump()
+    return [Config(target=t, model=m, epochs=150, n_xtb=3000).model_dump()
             for t in TARGETS for m in KINDS]
 
 

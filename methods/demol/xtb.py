@@ -9,7 +9,7 @@ import logging
 import os
 
 import numpy as np
-from rdkit import Chem, RDConfig
+from rdkit import Chem, RDConfig, RDLogger
 from rdkit.Chem import AllChem
 
 from edgert.methods.cache import cache_folder
@@ -22,22 +22,25 @@ log = logging.getLogger(__name__)
 
 
 def candidates(n: int) -> list[str]:
-    """The first n neutral molecules of NCI first_5K with 3-12 heavy atoms of H C N O F S Cl,
-    one fragment, as canonical SMILES."""
+    """n neutral one-fragment molecules of H C N O F S Cl from NCI first_5K, as canonical
+    SMILES: those of 3-12 heavy atoms first (in file order), then those of 13-20 when more
+    are asked for (the set has about 1500 of the first kind and 3400 in all)."""
     path = os.path.join(RDConfig.RDDataDir, "NCI", "first_5K.smi")
-    out = []
+    small, larger = [], []
+    RDLogger.DisableLog("rdApp.*")  # the set has a few SMILES RDKit rejects; they are skipped
     for line in open(path):
-        mol = Chem.MolFromSmiles(line.split()[0])
-        if mol is None or "." in line.split()[0] or Chem.GetFormalCharge(mol) != 0:
-            continue
-        if not 3 <= mol.GetNumHeavyAtoms() <= 12:
+        smiles = line.split()[0]
+        mol = Chem.MolFromSmiles(smiles)
+        if mol is None or "." in smiles or Chem.GetFormalCharge(mol) != 0:
             continue
         if any(a.GetAtomicNum() not in ELEMENTS for a in mol.GetAtoms()):
             continue
-        out.append(Chem.MolToSmiles(mol))
-        if len(out) == n:
-            break
-    return out
+        size = mol.GetNumHeavyAtoms()
+        if 3 <= size <= 12:
+            small.append(Chem.MolToSmiles(mol))
+        elif 12 < size <= 20:
+            larger.append(Chem.MolToSmiles(mol))
+    return (small + larger)[:n]
 
 
 def gfn2(smiles: str) -> tuple[float, float] | None:
