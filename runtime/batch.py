@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from edgert.methods.base import DataError
 from edgert.runtime.methods import find
 
 
@@ -40,7 +41,8 @@ class Cell:
 
 
 def run_cell(cell: Cell, out: str) -> dict:
-    """Run one cell (in a worker process or a Ray task); never raises."""
+    """Run one cell (in a worker process or a Ray task); never raises. A cell refused for its
+    data keeps the one-line reason, a cell that breaks keeps its traceback."""
     folder = Path(out) / "cells" / cell.key
     folder.mkdir(parents=True, exist_ok=True)
     record = asdict(cell) | {"key": cell.key, "config_hash": cell.config_hash}
@@ -48,6 +50,8 @@ def run_cell(cell: Cell, out: str) -> dict:
         metrics = find(cell.job).run(cell.config, cell.seed, folder)
         record["metrics"] = {k: float(v) for k, v in metrics.items()}
         record["artifacts"] = sorted(str(p.relative_to(out)) for p in folder.iterdir())
+    except DataError as e:  # the user's data or config: the message says how to fix it
+        record["error"] = str(e)
     except Exception:
         record["error"] = traceback.format_exc()
     _write(Path(out) / "cells" / f"{cell.key}.json", record)

@@ -4,16 +4,19 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from edgert.methods.base import Method
+from edgert.methods.base import DataError, Method
 
 
 class Config(BaseModel):
     samples: int = 1000
     fail: bool = False
+    data: str | None = None
 
 
 def run(config: dict, seed: int, out: Path) -> dict:
     cfg = Config(**config)
+    if cfg.data and not Path(cfg.data).exists():
+        raise DataError(f"{cfg.data}: no such file (give data: PATH to a file that exists)")
     if cfg.fail:
         raise ValueError(f"asked to fail (seed {seed})")
     xy = np.random.default_rng(seed).random((cfg.samples, 2))

@@ -41,6 +41,14 @@ def test_a_failing_cell_is_reported_and_the_others_kept(tmp_path):
     assert rerun["skipped_as_done"] == 2 and rerun["ran"] == 2, "failed cells run again"
 
 
+def test_a_cell_refused_for_its_data_says_why_in_one_line(tmp_path):
+    missing = str(tmp_path / "nope.csv")
+    result = run_batch(JOB, [{"samples": 100, "data": missing}], seeds=1, out=tmp_path,
+                       workers=1)
+    [failed] = result["failed"]
+    assert failed["error"] == f"{missing}: no such file (give data: PATH to a file that exists)"
+
+
 def test_cli_validates_the_config_file_and_exits_1_on_failure(tmp_path, request):
     tests = request.path.parent
     bad = tmp_path / "bad.yaml"
