@@ -128,7 +128,11 @@ def measure(path: Path, cfg: Config, seed: int, extra: list[str] = ()) -> dict:
                 proc.kill()
         if not report.exists():
             return {"skipped": f"edgert run wrote no report: {tail(log)}"}
-        return summary(json.loads(report.read_text()), sampler.summary())
+        saved = json.loads(report.read_text())
+        if not any(r.get("processed") for r in saved["nodes"].values()):
+            return {"skipped": "no node processed anything: the feed sent nothing the "
+                               "pipeline took"}
+        return summary(saved, sampler.summary())
 
 
 def connected(players: list, proc: subprocess.Popen, timeout: float) -> bool:
@@ -209,3 +213,25 @@ def run_pipelines(quick: bool, out_dir: Path | None = None, progress=None,
                                  "simulated EEG replayed on LSL, from the benchmark process",
                        "seeds": [cfg.seed + i for i in range(cfg.repeats)]},
             "results": results}
+
+
+def main() -> None:
+    """`python -m edgert.benchmarks.pipelines NAME... --out FILE.json`: the full-length runs of
+    the named pipelines alone (on ONNX Runtime and on torch eager), for a method's page."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("names", nargs="+", help="pipelines under pipelines/, e.g. nav")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    result = run_pipelines(False, paths=[pipelines.find(n) for n in args.names])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    for name, r in result["results"].items():
+        line = r.get("skipped") or f"end to end p99 {r['end_to_end']['p99_ms']:.2f} ms"
+        print(f"{name}: {line}")
+    print(f"results written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -32,3 +32,4 @@ for job in convex_coding imagebeagle lore ling_independence microstimulation; do
   edgert batch "$job" --quick --seeds 3 --out "/tmp/edgert-$job"
   python docs/results/batch_docs.py "/tmp/edgert-$job"
 done
+python -m edgert.benchmarks.pipelines nav --out "$out/janusvln_bench.json"
