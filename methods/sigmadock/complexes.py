@@ -59,39 +59,36 @@ def load(path: Path, radius: float = 8.0) -> Complex:
     return Complex(path.name, ligand, proteins[0], pos[near], types)
 
 
-def read_pdb(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Heavy-atom coordinates (A) and elements of a PDB's ATOM and HETATM records, waters
-    and hydrogens left out."""
-    pos, elements = [], []
+def atom_records(path: Path) -> list[tuple[str, np.ndarray, str]]:
+    """(line, coordinates in A, element) of every ATOM and HETATM record of a PDB file."""
+    out = []
     for line in path.read_text().splitlines():
-        if not line.startswith(("ATOM", "HETATM")) or line[17:20].strip() in WATER:
+        if not line.startswith(("ATOM", "HETATM")):
             continue
-        element = (line[76:78].strip() or line[12:14].strip()).upper()
-        if element in ("H", "D"):
-            continue
-        try:
-            pos.append([float(line[30:38]), float(line[38:46]), float(line[46:54])])
-        except ValueError:
-            raise DataError(f"{path}: unreadable coordinates in {line[:27]!r}") from None
-        elements.append(element)
-    if not pos:
-        raise DataError(f"{path}: no ATOM or HETATM records")
-    return np.array(pos), np.array(elements)
-
-
-def residues_near(c: Complex, margin: float = 12.0) -> list[str]:
-    """The PDB's ATOM/HETATM lines of every residue (waters included) with an atom within
-    `margin` A of the crystal ligand: what docking and pose checks look at, without the
-    rest of a large protein."""
-    lig = c.ligand.GetConformer().GetPositions()
-    lines = [line for line in c.protein.read_text().splitlines()
-             if line.startswith(("ATOM", "HETATM"))]
-    keep = set()
-    for line in lines:
         try:
             xyz = np.array([float(line[30:38]), float(line[38:46]), float(line[46:54])])
         except ValueError:
-            raise DataError(f"{c.protein}: unreadable coordinates in {line[:27]!r}") from None
-        if np.linalg.norm(lig - xyz, axis=1).min() < margin:
-            keep.add(line[17:27])
-    return [line for line in lines if line[17:27] in keep]
+            raise DataError(f"{path}: unreadable coordinates in {line[:27]!r}") from None
+        out.append((line, xyz, (line[76:78].strip() or line[12:14].strip()).upper()))
+    return out
+
+
+def read_pdb(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Heavy-atom coordinates (A) and elements of a PDB's ATOM and HETATM records, waters
+    and hydrogens left out."""
+    kept = [(xyz, element) for line, xyz, element in atom_records(path)
+            if line[17:20].strip() not in WATER and element not in ("H", "D")]
+    if not kept:
+        raise DataError(f"{path}: no ATOM or HETATM records")
+    return np.array([k[0] for k in kept]), np.array([k[1] for k in kept])
+
+
+def residues_near(c: Complex, margin: float = 12.0) -> list[tuple[str, np.ndarray, str]]:
+    """The PDB records (line, coordinates, element) of every residue, waters included, with
+    an atom within `margin` A of the crystal ligand: what docking and pose checks look at,
+    without the rest of a large protein."""
+    lig = c.ligand.GetConformer().GetPositions()
+    records = atom_records(c.protein)
+    keep = {line[17:27] for line, xyz, _ in records
+            if np.linalg.norm(lig - xyz, axis=1).min() < margin}
+    return [r for r in records if r[0][17:27] in keep]

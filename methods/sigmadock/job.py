@@ -171,7 +171,7 @@ def evaluate(complexes: list, ranked: list[list[Chem.Mol]]) -> list[dict]:
         rmsd = [rdMolAlign.CalcRMS(pose, c.ligand) for pose in poses]
         with tempfile.TemporaryDirectory() as tmp:
             site = Path(tmp) / "site.pdb"
-            site.write_text("\n".join(residues_near(c)) + "\nEND\n")
+            site.write_text("\n".join(r[0] for r in residues_near(c)) + "\nEND\n")
             checks = buster.bust(poses, None, str(site), full_report=False)
         valid = checks.all(axis=1).to_numpy()
         rows.append({"complex": c.name, "top1_rmsd": float(rmsd[0]),

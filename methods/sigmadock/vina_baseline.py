@@ -20,8 +20,7 @@ def receptor_pdbqt(c: Complex, path: Path, margin: float = 14.0) -> None:
     """Residues with an atom within `margin` A of the crystal ligand, as PDBQT (waters and
     hydrogens left out)."""
     out = []
-    for line in residues_near(c, margin):
-        element = (line[76:78].strip() or line[12:14].strip()).upper()
+    for line, _, element in residues_near(c, margin):
         if element in ("H", "D") or line[17:20].strip() in WATER:
             continue
         out.append(f"{line[:54]:<54}  1.00  0.00    +0.000 {AD_TYPES.get(element, 'A'):<2}")
