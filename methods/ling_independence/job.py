@@ -21,6 +21,7 @@ from edgert.methods.ling_independence.baselines import hsic_pvalue, kci_pvalue
 from edgert.methods.ling_independence.data import NOISES, Noise, pair, random_dag, sample_sem
 from edgert.methods.ling_independence.discovery import pc_graph, shd, skeleton_shd, true_cpdag
 from edgert.methods.ling_independence.ling import MEAN_PARTS, combined_pvalue, parts, permutations
+from edgert.methods.plots import pyplot
 from edgert.methods.threads import one_thread
 
 TESTS = ("ling", "ling_mean", "hsic", "kci")
@@ -109,10 +110,7 @@ def _table(rows: list[dict], path: Path) -> None:
 
 
 def _figure(rates: list[dict], cfg: Config, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     for ax, hypothesis in zip(axes, ("power", "type1")):

@@ -24,6 +24,7 @@ from edgert.methods.lore.data import Noise, ask, budget, space
 from edgert.methods.lore.embed import accuracy, gram_of, rank
 from edgert.methods.lore.fit import Settings, fit
 from edgert.methods.lore.peer import cblearn_embeddings
+from edgert.methods.plots import pyplot
 
 BASELINES = ("soe_true", "soe_large", "tste_true", "tste_large")
 
@@ -90,10 +91,7 @@ def run(config: dict, seed: int, out: Path) -> dict[str, float]:
 
 def _figure(spectra: dict[str, np.ndarray], metrics: dict[str, float], cfg: Config,
             path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     shown = max(cfg.large_dim, cfg.dim + 3)

@@ -7,21 +7,14 @@ from pathlib import Path
 import numpy as np
 from matplotlib.patches import Patch
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from edgert.methods.plots import pyplot
 
 
 def selectivity_maps(profiles: list[np.ndarray], sites: list[np.ndarray], targets: np.ndarray,
                      side: int, titles: list[str], path: Path) -> None:
     """Each unit coloured by its preferred digit, faded where its selectivity (max d') is
     weak; each site labelled with the digit it targets (patch sites in bold)."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(profiles), figsize=(4.2 * len(profiles), 4.8))
     classes = len(profiles[0][0])  # the first `classes` sites are the patch centres
     for ax, p, s, title in zip(axes, profiles, sites, titles):
@@ -51,7 +44,7 @@ def predicted_vs_observed(predicted: np.ndarray, observed: np.ndarray, patch: np
                           r: float, path: Path) -> None:
     """One point per site: the shift toward its target digit in model A (predicted) and at
     the mapped site of model B (observed)."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.4, 4.2))
     ax.scatter(predicted[patch], observed[patch], label="patch centres", color="C3")
     ax.scatter(predicted[~patch], observed[~patch], label="random sites", color="C0")
