@@ -112,6 +112,8 @@ def _run(cfg: Config, seed: int, out: Path) -> dict[str, float]:
     loader = DataLoader([data[i] for i in train], batch_size=cfg.batch, shuffle=True,
                         generator=gen)
     reg = cfg.reg_weight if cfg.model != "no_reg" else 0.0
+    valid_set = [data[i] for i in valid]
+    valid_truth = np.array([g.y.item() for g in valid_set])
     for _ in range(cfg.epochs):
         net.train()
         for g in loader:
@@ -124,8 +126,7 @@ def _run(cfg: Config, seed: int, out: Path) -> dict[str, float]:
             loss.backward()
             opt.step()
         sched.step()
-        score = _predict(net, [data[i] for i in valid], mean, std)[0]
-        score = float(np.abs(score - np.array([data[i].y.item() for i in valid])).mean())
+        score = float(np.abs(_predict(net, valid_set, mean, std)[0] - valid_truth).mean())
         if score < best:
             best, best_state = score, {k: v.clone() for k, v in net.state_dict().items()}
     net.load_state_dict(best_state)
