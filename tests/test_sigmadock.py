@@ -117,13 +117,10 @@ def test_complexes_are_read_with_their_pocket_and_refused_clearly(tmp_path):
 def test_tiny_cells_through_the_runner(tmp_path):
     pytest.importorskip("posebusters", reason="PoseBusters is in the batch extra")
     data = str(_two_complexes(tmp_path))
+    pytest.importorskip("vina", reason="AutoDock Vina is in the batch extra")
     configs = [{"method": "sigmadock", "train_steps": 20, "samples": 2, "steps": 4,
-                "conformers": 2, "data": data}]
-    try:
-        import vina  # noqa: F401
-        configs.append({"method": "vina", "samples": 4, "exhaustiveness": 8, "data": data})
-    except ImportError:
-        pass
+                "conformers": 2, "data": data},
+               {"method": "vina", "samples": 4, "exhaustiveness": 8, "data": data}]
     result = run_batch("sigmadock", configs, seeds=1, out=tmp_path / "out", workers=1)
     assert not result["failed"], result["failed"]
     for entry in result["summary"].values():
@@ -132,6 +129,7 @@ def test_tiny_cells_through_the_runner(tmp_path):
         assert 0 < m["median_rmsd"] < 30
         if entry["config"]["method"] == "vina":
             assert m["best_rmsd_lt2"] > 0, "Vina redocks at least one small ligand"
+    assert len(result["summary"]) == 2
     cell = json.loads((tmp_path / "out" / "results.json").read_text())["cells"][0]
     assert any(a.endswith("rmsd.png") for a in cell["artifacts"])
     assert any(a.endswith("complexes.csv") for a in cell["artifacts"])
