@@ -67,8 +67,23 @@ def chain_prompt(s: Scenario) -> str:
     return f"{s.story} | {asks} :"
 
 
+KEYS = {"desire": "wants", "belief": "thinks", "intent": "looks", "emotion": "feels"}
+
+
 def chain_answer(s: Scenario) -> str:
-    return " " + " ".join(s.answers[link] for link in LINKS)
+    """` wants apple thinks box looks box feels happy`: each answer after its link's word,
+    so the policy always knows which link it is answering."""
+    return "".join(f" {KEYS[link]} {s.answers[link]}" for link in LINKS)
+
+
+def read_answer(text: str) -> dict[str, str]:
+    """The answer to each link in a generated chain ("" where it is missing)."""
+    words = text.split()
+    out = {}
+    for link in LINKS:
+        key = KEYS[link]
+        out[link] = words[words.index(key) + 1] if key in words[:-1] else ""
+    return out
 
 
 def vocabulary() -> list[str]:

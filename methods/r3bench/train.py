@@ -1,5 +1,6 @@
-"""The policy: a small GPT-2 trained from scratch here, then supervised fine-tuning (trl
-`SFTTrainer`, loss on the answer only) and GRPO (trl `GRPOTrainer`, a LoRA adapter from
+"""The policy: a small GPT-2 trained from scratch here by supervised fine-tuning (trl
+`SFTTrainer`, loss on the story and the answer: a policy this small learns to read stories
+only from the story tokens too) and GRPO (trl `GRPOTrainer`, a LoRA adapter from
 peft) with rewards for each right link, for a whole right chain, and for a chain that agrees
 with itself (the intent is where the person believes the object is)."""
 from __future__ import annotations
@@ -7,7 +8,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from edgert.methods.r3bench.simulate import LINKS, Scenario, chain_answer, chain_prompt
+from edgert.methods.r3bench.simulate import LINKS, Scenario, chain_answer, chain_prompt, \
+    read_answer
 
 
 def quiet() -> None:
@@ -37,7 +39,7 @@ def sft(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: in
                      learning_rate=lr, lr_scheduler_type="cosine", warmup_steps=steps // 10,
                      logging_steps=max(1, steps // 20), save_strategy="no", report_to="none",
                      seed=seed, use_cpu=True, dataloader_num_workers=0,
-                     disable_tqdm=True)
+                     disable_tqdm=True, completion_only_loss=False)
     trainer = SFTTrainer(model=model, args=args, processing_class=tokenizer,
                          train_dataset=_dataset(train).remove_columns("answers"))
     trainer.train()
@@ -49,10 +51,9 @@ def chain_reward(completions: list[str], answers: list[list[str]], **_) -> list[
     intent names the believed place (consistency, whether or not both are right)."""
     out = []
     for text, truth in zip(completions, answers):
-        words = text.split()[:len(LINKS)]
-        words += [""] * (len(LINKS) - len(words))
-        right = [w == t for w, t in zip(words, truth)]
-        consistent = words[1] == words[2] != ""
+        said = read_answer(text)
+        right = [said[link] == t for link, t in zip(LINKS, truth)]
+        consistent = said["belief"] == said["intent"] != ""
         out.append(sum(right) / len(LINKS) + float(all(right)) + 0.5 * consistent)
     return out
 
@@ -63,7 +64,7 @@ def grpo(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: i
     from trl import GRPOConfig, GRPOTrainer
 
     args = GRPOConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=32,
-                      num_generations=generations, max_completion_length=len(LINKS) + 1,
+                      num_generations=generations, max_completion_length=2 * len(LINKS) + 1,
                       learning_rate=lr, beta=0.0, temperature=1.0, logging_steps=max(1, steps // 20),
                       save_strategy="no", report_to="none", seed=seed, use_cpu=True,
                       disable_tqdm=True)
