@@ -39,7 +39,7 @@ def sft(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: in
                      learning_rate=lr, lr_scheduler_type="cosine", warmup_steps=steps // 10,
                      logging_steps=max(1, steps // 20), save_strategy="no", report_to="none",
                      seed=seed, use_cpu=True, dataloader_num_workers=0,
-                     disable_tqdm=True, completion_only_loss=False)
+                     disable_tqdm=True, completion_only_loss=False, bf16=False)
     trainer = SFTTrainer(model=model, args=args, processing_class=tokenizer,
                          train_dataset=_dataset(train).remove_columns("answers"))
     trainer.train()
@@ -67,7 +67,7 @@ def grpo(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: i
                       num_generations=generations, max_completion_length=2 * len(LINKS) + 1,
                       learning_rate=lr, beta=0.0, temperature=1.0, logging_steps=max(1, steps // 20),
                       save_strategy="no", report_to="none", seed=seed, use_cpu=True,
-                      disable_tqdm=True)
+                      disable_tqdm=True, bf16=False)
     peft_config = (LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank,
                               target_modules=["c_attn", "c_proj", "c_fc"], task_type="CAUSAL_LM")
                    if lora_rank else None)
