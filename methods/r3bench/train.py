@@ -5,22 +5,10 @@ peft) with rewards for each right link, for a whole right chain, and for a chain
 with itself (the intent is where the person believes the object is)."""
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from edgert.methods.r3bench.simulate import LINKS, Scenario, chain_answer, chain_prompt, \
     read_answer
-
-
-def quiet() -> None:
-    """trl, transformers and datasets print progress bars and warnings for every trainer."""
-    import datasets
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-    datasets.disable_progress_bars()
-    logging.getLogger("trl").setLevel(logging.ERROR)
 
 
 def _dataset(scenarios: list[Scenario]):
@@ -46,20 +34,28 @@ def sft(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: in
     return trainer.model
 
 
+def link_reward(completions: list[str], answers: list[list[str]], **_) -> list[float]:
+    """Per completion: the share of right links."""
+    out = []
+    for text, truth in zip(completions, answers):
+        said = read_answer(text)
+        out.append(sum(said[link] == t for link, t in zip(LINKS, truth)) / len(LINKS))
+    return out
+
+
 def chain_reward(completions: list[str], answers: list[list[str]], **_) -> list[float]:
     """Per completion: the share of right links, +1 for a whole right chain, +0.5 when the
     intent names the believed place (consistency, whether or not both are right)."""
     out = []
-    for text, truth in zip(completions, answers):
+    for text, truth, links in zip(completions, answers, link_reward(completions, answers)):
         said = read_answer(text)
-        right = [said[link] == t for link, t in zip(LINKS, truth)]
         consistent = said["belief"] == said["intent"] != ""
-        out.append(sum(right) / len(LINKS) + float(all(right)) + 0.5 * consistent)
+        out.append(links + float(links == 1.0) + 0.5 * consistent)
     return out
 
 
 def grpo(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: int,
-         lora_rank: int, lr: float = 1e-3, generations: int = 8):
+         lora_rank: int, lr: float = 1e-3, generations: int = 8, reward: str = "chain"):
     from peft import LoraConfig
     from trl import GRPOConfig, GRPOTrainer
 
@@ -72,7 +68,8 @@ def grpo(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: i
                               target_modules=["c_attn", "c_proj", "c_fc"], task_type="CAUSAL_LM")
                    if lora_rank else None)
     trainer = GRPOTrainer(model=model, args=args, processing_class=tokenizer,
-                          reward_funcs=chain_reward, peft_config=peft_config,
+                          reward_funcs=chain_reward if reward == "chain" else link_reward,
+                          peft_config=peft_config,
                           train_dataset=_dataset(train).remove_columns("completion"))
     trainer.train()
     rewards = [r["reward"] for r in trainer.state.log_history if "reward" in r]

@@ -13,12 +13,14 @@ def draw(result: dict, out: Path) -> list[Path]:
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
     for entry in result["summary"].values():
-        gens = entry["config"]["generations"]
+        config = entry["config"]
+        label = config["condition"] + ("" if config["lapse"] else ", full trust")
+        gens = config["generations"]
         x = range(1, gens + 1)
         for ax, (metric, label) in zip(axes, PANELS):
             stats = [entry["metrics"][f"{metric}_g{k}"] for k in x]
             ax.errorbar(x, [s["mean"] for s in stats], [s["se"] for s in stats], capsize=2,
-                        label=entry["config"]["condition"])
+                        label=label)
             ax.set_xlabel("generation")
             ax.set_ylabel(label)
     axes[0].legend(fontsize=8)

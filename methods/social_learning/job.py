@@ -40,9 +40,11 @@ class Config(BaseModel):
 
 
 def grid(quick: bool) -> list[dict]:
-    """Each condition; the full grid lets agents live longer chains."""
+    """Each condition, and misleading advice to a speaker that trusts advice fully (no
+    lapse); the full grid lets agents live longer chains."""
     gens = 5 if quick else 10
-    return [Config(condition=c, generations=gens).model_dump() for c in CONDITIONS]
+    return [Config(condition=c, generations=gens).model_dump() for c in CONDITIONS] + [
+        Config(condition="misleading", lapse=0.0, generations=gens).model_dump()]
 
 
 def run(config: dict, seed: int, out: Path) -> dict[str, float]:
