@@ -10,7 +10,7 @@ pytest.importorskip("transformers")
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 from edgert.methods.sci2pol.judge import FactChecker
-from edgert.methods.sci2pol.simulate import SECTIONS, corpus, corrupt, paper
+from edgert.methods.sci2pol.simulate import corpus, corrupt, paper
 from edgert.methods.sci2pol.tasks import build
 from edgert.runtime.batch import run_batch
 from edgert.runtime.methods import find

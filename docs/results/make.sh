@@ -28,7 +28,8 @@ edgert batch demol --quick --seeds 3 --out /tmp/edgert-demol
 python docs/results/batch_docs.py /tmp/edgert-demol --label target,model
 edgert batch sigmadock --quick --seeds 3 --out /tmp/edgert-sigmadock
 python docs/results/batch_docs.py /tmp/edgert-sigmadock --label method
-for job in convex_coding imagebeagle lore ling_independence microstimulation; do
+for job in convex_coding imagebeagle lore ling_independence microstimulation metatuner \
+    social_learning r3bench llema sci2pol; do
   edgert batch "$job" --quick --seeds 3 --out "/tmp/edgert-$job"
   python docs/results/batch_docs.py "/tmp/edgert-$job"
 done

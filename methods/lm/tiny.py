@@ -29,6 +29,9 @@ def tiny_gpt2(tokenizer, layers: int = 2, width: int = 64, heads: int = 4,
     """A GPT-2 with `layers` blocks of `width` units (about 0.1 M weights plus embeddings)."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from edgert.methods.lm.models import quiet
+
+    quiet()
     config = GPT2Config(vocab_size=len(tokenizer), n_positions=context, n_embd=width,
                         n_layer=layers, n_head=heads, bos_token_id=tokenizer.eos_token_id,
                         eos_token_id=tokenizer.eos_token_id,

@@ -24,14 +24,14 @@ from edgert.methods.threads import one_thread
 
 
 class Config(BaseModel):
-    sft_steps: int = Field(1500, ge=1)
-    grpo_steps: int = Field(150, ge=0)
+    sft_steps: int = Field(1200, ge=1)
+    grpo_steps: int = Field(100, ge=0)
     grpo_lr: float = Field(5e-4, gt=0)
     lora_rank: int = Field(0, ge=0)
     layers: int = Field(2, ge=1)
     width: int = Field(128, ge=16)
     n_train: int = Field(8000, ge=10)
-    n_bench: int = Field(300, ge=10)
+    n_bench: int = Field(200, ge=10)
     lm: str | None = None
 
 
@@ -39,7 +39,8 @@ def grid(quick: bool) -> list[dict]:
     """One policy per seed; the full grid also trains a longer SFT and a LoRA GRPO."""
     if quick:
         return [Config().model_dump()]
-    return [Config(sft_steps=s, lora_rank=r).model_dump() for s in (1500, 4000) for r in (0, 16)]
+    return [Config(sft_steps=s, grpo_steps=300, n_bench=500, lora_rank=r).model_dump()
+            for s in (1500, 4000) for r in (0, 16)]
 
 
 def run(config: dict, seed: int, out: Path) -> dict[str, float]:

@@ -31,7 +31,7 @@ def sft(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: in
     trainer = SFTTrainer(model=model, args=args, processing_class=tokenizer,
                          train_dataset=_dataset(train).remove_columns("answers"))
     trainer.train()
-    return trainer.model
+    return trainer.model.eval()
 
 
 def link_reward(completions: list[str], answers: list[list[str]], **_) -> list[float]:
@@ -73,5 +73,5 @@ def grpo(model, tokenizer, train: list[Scenario], steps: int, out: Path, seed: i
                           train_dataset=_dataset(train).remove_columns("completion"))
     trainer.train()
     rewards = [r["reward"] for r in trainer.state.log_history if "reward" in r]
-    model = trainer.model
+    model = trainer.model.eval()
     return (model.merge_and_unload() if lora_rank else model), rewards
