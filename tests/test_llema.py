@@ -13,7 +13,7 @@ from edgert.methods.base import DataError
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 from edgert.methods.llema.data import GapProxy, read_gaps
-from edgert.methods.llema.job import hypervolume, score
+from edgert.methods.llema.job import hypervolume, quality, score
 from edgert.methods.llema.oracle import Oracle, Props
 from edgert.methods.llema.proposers import parse
 from edgert.methods.llema.structures import Candidate
@@ -56,6 +56,8 @@ def test_scores_and_hypervolume():
     low = Props("X", "rocksalt", True, formation_energy=-1.5, e_hull=0.1, band_gap=1.25)
     sat, stab = score(task, low)
     assert sat == pytest.approx(1 / 1.5) and stab == pytest.approx(math.exp(-1))
+    assert quality(task, low) < quality(task, ok) < quality(
+        task, Props("X", "rocksalt", True, formation_energy=-2.0, e_hull=0.0, band_gap=5.0))
     assert hypervolume([(1.0, 0.5), (0.5, 1.0)]) == pytest.approx(0.75)
     assert parse("Compound: BaTiO3 because").prototype == "perovskite"
     assert parse("no formula here") is None
@@ -67,12 +69,12 @@ def test_a_rule_search_and_an_lm_search_through_the_runner(tmp_path):
     lm = tiny_gpt2(tok)
     pretrain(lm, tok, lines, steps=60, batch=8)
     with serving(save(lm, tok, tmp_path / "tiny")) as url:
-        configs = [{"search": "llema", "generations": 2, "per_round": 2},
+        configs = [{"search": "llema", "generations": 1, "per_round": 3},
                    {"search": "lm", "generations": 1, "per_round": 2, "lm": url}]
         result = run_batch("llema", configs, seeds=1, out=tmp_path / "run", workers=1)
     assert not result["failed"], result["failed"]
     by = {e["config"]["search"]: {k: v["mean"] for k, v in e["metrics"].items()}
           for e in result["summary"].values()}
-    assert by["llema"]["evaluated"] == 4 and 0 <= by["llema"]["hit_rate"] <= 1
+    assert by["llema"]["evaluated"] == 3 and 0 <= by["llema"]["hit_rate"] <= 1
     assert by["lm"]["evaluated"] >= 1, "the LM's formulas became candidates"
     assert find("llema").figures(result, tmp_path) == [tmp_path / "llema.searches.png"]

@@ -46,7 +46,7 @@ def test_lora_starts_as_no_edit_and_edits_each_query_with_its_own_weights():
 
 
 def test_tiny_cells_through_the_runner(tmp_path):
-    small = {"steps": 100, "pretrain_steps": 500, "n_train": 1000}
+    small = {"steps": 80, "pretrain_steps": 450, "n_train": 800}
     configs = [{"mode": m} | small for m in ("joint", "prompt_only", "lora_bad")]
     result = run_batch("metatuner", configs, seeds=1, out=tmp_path, workers=2)
     assert not result["failed"], result["failed"]

@@ -11,6 +11,8 @@ and electronegativity order (alloys are not valid here). All numbers are a surro
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import warnings
 from dataclasses import asdict, dataclass
@@ -45,7 +47,8 @@ class Oracle:
     def __init__(self, gap: GapProxy | None = None):
         from chgnet.model import CHGNet
 
-        self.model = CHGNet.load(verbose=False)
+        with contextlib.redirect_stdout(io.StringIO()):  # it announces itself on load
+            self.model = CHGNet.load(verbose=False)
         self.gap = gap or GapProxy()
         self._relaxed: dict[tuple, tuple[float, float, float]] = {}
         self._refs: dict[str, float] = {}
@@ -53,7 +56,10 @@ class Oracle:
 
     def _per_atom(self, structures: list[Structure]) -> np.ndarray:
         self.calls += len(structures)
-        out = self.model.predict_structure(structures, task="e", batch_size=len(structures))
+        with warnings.catch_warnings():  # CHGNet's own tensor-conversion warnings
+            warnings.simplefilter("ignore", UserWarning)
+            out = self.model.predict_structure(structures, task="e",
+                                               batch_size=len(structures))
         return np.array([o["e"] for o in out], float)
 
     def relax(self, key: tuple, structure: Structure) -> tuple[float, float, float]:
@@ -131,7 +137,9 @@ def _eos(volumes: np.ndarray, energies: np.ndarray) -> tuple[float, float, float
     from pymatgen.analysis.eos import EOS
 
     try:
-        fit = EOS("birch_murnaghan").fit(volumes, energies)
+        with warnings.catch_warnings():  # a fit that does not converge falls back below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fit = EOS("birch_murnaghan").fit(volumes, energies)
         if volumes.min() <= fit.v0 <= volumes.max() and fit.b0_GPa > 0:
             return float(fit.e0), float(fit.v0), float(fit.b0_GPa)
     except Exception:  # noqa: BLE001 - a failed fit falls back to the scan's minimum
