@@ -47,7 +47,7 @@ def test_lora_starts_as_no_edit_and_edits_each_query_with_its_own_weights():
 
 def test_tiny_cells_through_the_runner(tmp_path):
     small = {"steps": 80, "pretrain_steps": 450, "n_train": 800}
-    configs = [{"mode": m} | small for m in ("joint", "prompt_only", "lora_bad")]
+    configs = [{"mode": m} | small for m in ("joint", "prompt_only")]
     result = run_batch("metatuner", configs, seeds=1, out=tmp_path, workers=2)
     assert not result["failed"], result["failed"]
     by = {e["config"]["mode"]: {k: v["mean"] for k, v in e["metrics"].items()}
@@ -55,6 +55,5 @@ def test_tiny_cells_through_the_runner(tmp_path):
     assert by["joint"]["base_op_acc"] > 0.3, "the base LM learned its operations (chance: 1e-4)"
     assert by["joint"]["prompt_acc"] > 0.5 and by["prompt_only"]["prompt_acc"] > 0.5
     assert by["prompt_only"]["acc_shift"] < 0.05, "a prompt alone cannot add one"
-    assert by["joint"]["acc"] > by["lora_bad"]["acc"] + 0.2
     assert find("metatuner").figures(result, tmp_path) == [tmp_path / "metatuner.modes.png"]
     assert (tmp_path / "metatuner.modes.png").stat().st_size > 5000

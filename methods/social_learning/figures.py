@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgert.methods.plots import pyplot
+from edgert.methods.social_learning.job import Config
 
 PANELS = (("deaths", "lives lost"), ("first_score", "moves to first point"),
           ("knowledge", "P(true rules)"))
@@ -13,9 +14,9 @@ def draw(result: dict, out: Path) -> list[Path]:
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
     for entry in result["summary"].values():
-        config = entry["config"]
-        label = config["condition"] + ("" if config["lapse"] else ", full trust")
-        gens = config["generations"]
+        config = Config(**entry["config"])
+        label = config.condition + ("" if config.lapse else ", full trust")
+        gens = config.generations
         x = range(1, gens + 1)
         for ax, (metric, label) in zip(axes, PANELS):
             stats = [entry["metrics"][f"{metric}_g{k}"] for k in x]
