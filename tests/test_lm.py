@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from edgert.methods.base import DataError
-from edgert.methods.lm.models import Endpoint, HFModel, open_lm
+from edgert.methods.lm.models import Endpoint, HFModel, open_lm, require
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 
@@ -54,3 +54,5 @@ def test_a_dead_endpoint_or_a_wrong_folder_is_a_clear_error(tmp_path):
         Endpoint("http://127.0.0.1:9/v1")
     with pytest.raises(DataError, match="not a transformers model folder"):
         HFModel(tmp_path)
+    with pytest.raises(DataError, match="responder 'lm' needs lm: PATH"):
+        require(None, "responder", "lm")

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from edgert.methods.base import DataError
 from edgert.methods.llema.oracle import Oracle, Props
 from edgert.methods.llema.proposers import LMProposer, Memory, RandomProposer, RuleProposer
 from edgert.methods.llema.tasks import TASKS, Task
+from edgert.methods.lm.models import require
 from edgert.methods.threads import one_thread
 
 SEARCHES = ("llema", "rules", "random", "lm")
@@ -93,9 +93,8 @@ def hypervolume(points: list[tuple[float, float]]) -> float:
 
 def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     cfg = Config(**config)
-    if cfg.search == "lm" and not cfg.lm:
-        raise DataError("search 'lm' needs lm=PATH (a transformers folder) or an http:// "
-                        "URL of an OpenAI-compatible server")
+    if cfg.search == "lm":
+        require(cfg.lm, "search", "lm")
     with one_thread():
         return _run(cfg, seed, out)
 

@@ -130,6 +130,13 @@ def _continuation_logprob(tokens: list[str], logprobs: list[float | None],
     return float(sum(picked))
 
 
+def require(spec: str | None, field: str, choice: str) -> None:
+    """A config that chose an LM (`field: choice`) must say which one, in `lm`."""
+    if not spec:
+        raise DataError(f"{field} '{choice}' needs lm: PATH (a transformers model folder) or "
+                        "the http:// URL of an OpenAI-compatible server")
+
+
 def open_lm(spec: str | Path) -> LM:
     """An endpoint for an http(s) URL, else a local `transformers` model folder."""
     text = str(spec)

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from sklearn.metrics import f1_score
 
+from edgert.methods.lm.models import require
 from edgert.methods.sci2pol.judge import FactChecker, LMJudge
 from edgert.methods.sci2pol.metrics import embedding_similarity, rouge_l, token_f1
 from edgert.methods.sci2pol.simulate import CORRUPTIONS, SECTIONS, corpus, corrupt
@@ -45,11 +46,8 @@ def grid(quick: bool) -> list[dict]:
 
 def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     cfg = Config(**config)
-    if cfg.responder == "lm" and not cfg.lm:
-        from edgert.methods.base import DataError
-
-        raise DataError("responder 'lm' needs lm=PATH (a transformers folder) or an "
-                        "http:// URL of an OpenAI-compatible server")
+    if cfg.responder == "lm":
+        require(cfg.lm, "responder", "lm")
     with one_thread():
         return _run(cfg, seed, out)
 

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from edgert.methods.base import DataError
+from edgert.methods.lm.models import require
 from edgert.methods.social_learning.agents import Learner, act
 from edgert.methods.social_learning.games import EFFECTS, GAMES, Game
 from edgert.methods.social_learning.speaker import ADVISE, LMSpeaker, MiniLMSpeaker
@@ -53,9 +54,8 @@ def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     if cfg.games and not set(cfg.games) <= names:
         raise DataError(f"games {sorted(set(cfg.games) - names)}: not games here; choose "
                         f"from {sorted(names)}")
-    if cfg.speaker == "lm" and not cfg.lm:
-        raise DataError("speaker 'lm' needs lm=PATH (a transformers folder) or an http:// "
-                        "URL of an OpenAI-compatible server")
+    if cfg.speaker == "lm":
+        require(cfg.lm, "speaker", "lm")
     with one_thread():
         return _run(cfg, seed, out)
 
