@@ -1,14 +1,18 @@
 """The sci2pol harness: 18 tasks over five stages, the fact-checking judge on known
 corruptions, the writers through the runner, and an LM answering through a real local
 OpenAI-compatible server."""
+import json
+
 import numpy as np
 import pytest
 
 pytest.importorskip("rouge_score")
 pytest.importorskip("transformers")
 
+from edgert.methods.base import DataError
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
+from edgert.methods.sci2pol.data import read_bench
 from edgert.methods.sci2pol.judge import FactChecker
 from edgert.methods.sci2pol.simulate import corpus, corrupt, paper
 from edgert.methods.sci2pol.tasks import build
@@ -71,3 +75,28 @@ def test_an_lm_answers_every_task_through_a_local_endpoint(tmp_path):
     metrics = next(iter(result["summary"].values()))["metrics"]
     assert {f"task{n:02d}" for n in range(1, 19)} <= set(metrics)
     assert all(0 <= metrics[k]["mean"] <= 1 for k in ("mc_f1", "judge", "lm_judge", "rouge_l"))
+
+
+def test_the_benchmarks_own_task_files_are_read_and_scored(tmp_path):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    mc = {"id": 1, "query": "Which section is this from? (A) problem (B) findings (C) methods",
+          "answer": "B"}
+    (bench / "task4.jsonl").write_text(json.dumps(mc) + "\n" + json.dumps(mc | {"id": 2}) + "\n")
+    summary = {"id": 1, "query": "Summarize: Cooling centres reduced hospital visits by 12 "
+               "percent.", "answer": "Cooling centres cut hospital visits by 12 percent."}
+    (bench / "task7.jsonl").write_text(json.dumps(summary) + "\n")
+    tasks = read_bench(bench)
+    assert [t.number for t in tasks] == [4, 7]
+    assert tasks[0].items[0]["options"] == [" A", " B", " C"] and tasks[0].items[0]["answer"] == 1
+    result = run_batch("sci2pol", [{"responder": "extractive", "data": str(bench)}], seeds=1,
+                       out=tmp_path / "run", workers=1)
+    assert not result["failed"], result["failed"]
+    metrics = result["cells"][0]["metrics"]
+    assert set(metrics) >= {"task04", "task07", "mc_f1", "rouge_l", "judge"}
+    assert metrics["judge"] == 1.0, "the copied source sentence is faithful"
+    (bench / "task16.jsonl").write_text('{"id": 1, "query": "(A) yes (B) no", "answer": "C"}\n')
+    with pytest.raises(DataError, match=r"task16.jsonl: line 1: the answer 'C'"):
+        read_bench(bench)
+    with pytest.raises(DataError, match="no task1.jsonl"):
+        read_bench(tmp_path / "run")

@@ -5,7 +5,9 @@ the other wording than the reference briefs, with one kind of fact corrupted (`n
 `number`, `causal`, `omission`); it answers no multiple-choice task. `extractive` answers
 multiple choice at random and copies the paper's own sentences as open-ended answers (the
 floor). `lm` asks the model at `Config.lm` (a transformers folder or an OpenAI-compatible
-URL): the option with the highest log-probability, and greedy text.
+URL): the option with the highest log-probability, and greedy text. With `data` (a folder of
+the benchmark's own `taskN.jsonl` files) the tasks are the benchmark's, and only `lm` and
+`extractive` can answer them (the writers need this corpus's facts).
 
 Metrics: `taskNN` (multiple choice: accuracy; open-ended: the judge's score), `mc_f1` (macro
 F1 over the multiple-choice answers), and over the open-ended answers `rouge_l`, `token_f1`,
@@ -20,7 +22,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 from sklearn.metrics import f1_score
 
+from edgert.methods.base import DataError
 from edgert.methods.lm.models import require
+from edgert.methods.sci2pol.data import read_bench
 from edgert.methods.sci2pol.judge import FactChecker, LMJudge
 from edgert.methods.sci2pol.metrics import embedding_similarity, rouge_l, token_f1
 from edgert.methods.sci2pol.simulate import CORRUPTIONS, SECTIONS, corpus, corrupt
@@ -36,6 +40,7 @@ class Config(BaseModel):
     lm: str | None = None
     lm_judge: bool = False
     max_new_tokens: int = Field(48, ge=1)
+    data: str | None = None
 
 
 def grid(quick: bool) -> list[dict]:
@@ -48,6 +53,9 @@ def run(config: dict, seed: int, out: Path) -> dict[str, float]:
     cfg = Config(**config)
     if cfg.responder == "lm":
         require(cfg.lm, "responder", "lm")
+    if cfg.data and cfg.responder.startswith("writer"):
+        raise DataError(f"responder {cfg.responder!r} writes from this corpus's facts; with "
+                        "data give responder 'lm' or 'extractive'")
     with one_thread():
         return _run(cfg, seed, out)
 
@@ -80,14 +88,14 @@ def _open_answers(task: Task, cfg: Config, lm, rng: np.random.Generator) -> list
                        else text[item["section"]])
         return out
     if cfg.responder == "extractive":
-        return [i["prompt"].split(": ", 1)[1] if task.number < 11 else i["source"]
+        return [i["prompt"].split(": ", 1)[-1] if task.number < 11 else i["source"]
                 for i in task.items]
     return lm.generate([i["prompt"] for i in task.items], cfg.max_new_tokens)
 
 
 def _run(cfg: Config, seed: int, out: Path) -> dict[str, float]:
     rng = np.random.default_rng(seed)
-    tasks = build(corpus(cfg.papers, seed), seed)
+    tasks = read_bench(Path(cfg.data)) if cfg.data else build(corpus(cfg.papers, seed), seed)
     lm = _lm(cfg)
     judges = {"judge": FactChecker()} | ({"lm_judge": LMJudge(lm)} if cfg.lm_judge and lm
                                           else {})

@@ -35,8 +35,8 @@ def _text(sections: dict[str, str]) -> str:
     return " ".join(sections[s] for s in SECTIONS)
 
 
-def build(corpus: list[Facts], seed: int) -> list[Task]:
-    rng = np.random.default_rng(seed)
+def build_empty() -> list[Task]:
+    """The 18 tasks, without items."""
     tasks = [Task(1, "brief clause completion", "autocompletion", "mc"),
              Task(2, "paper sentence completion", "autocompletion", "mc"),
              Task(3, "section ordering", "autocompletion", "mc"),
@@ -51,6 +51,13 @@ def build(corpus: list[Facts], seed: int) -> list[Task]:
               Task(16, "claim verification", "verification", "mc"),
               Task(17, "number check", "verification", "mc"),
               Task(18, "causal overclaim check", "verification", "mc")]
+    return tasks
+
+
+def build(corpus: list[Facts], seed: int) -> list[Task]:
+    """The 18 tasks with an item per paper of the corpus."""
+    rng = np.random.default_rng(seed)
+    tasks = build_empty()
     by = {t.number: t for t in tasks}
     for f in corpus:
         p, b = paper(f), brief(f)
