@@ -24,14 +24,14 @@ from edgert.methods.threads import one_thread
 
 
 class Config(BaseModel):
-    sft_steps: int = Field(1200, ge=1)
+    sft_steps: int = Field(1000, ge=1)
     grpo_steps: int = Field(100, ge=0)
     grpo_lr: float = Field(5e-4, gt=0)
     lora_rank: int = Field(0, ge=0)
     layers: int = Field(2, ge=1)
     width: int = Field(128, ge=16)
     n_train: int = Field(8000, ge=10)
-    n_bench: int = Field(200, ge=10)
+    n_bench: int = Field(150, ge=10)
     lm: str | None = None
 
 
