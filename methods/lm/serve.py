@@ -65,17 +65,22 @@ def _choice(model: HFModel, index: int, prompt: str, body: dict) -> dict:
     return choice
 
 
+def server(path: str | Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """The server for a model folder, not yet serving (port 0: a free one)."""
+    return ThreadingHTTPServer((host, port), _handler(HFModel(path), threading.Lock()))
+
+
 @contextmanager
 def serving(path: str | Path, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Serve the model in a background thread; yields the base URL (port 0: a free one)."""
-    server = ThreadingHTTPServer((host, port), _handler(HFModel(path), threading.Lock()))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    running = server(path, host, port)
+    thread = threading.Thread(target=running.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://{host}:{server.server_address[1]}/v1"
+        yield f"http://{host}:{running.server_address[1]}/v1"
     finally:
-        server.shutdown()
-        server.server_close()
+        running.shutdown()
+        running.server_close()
         thread.join()
 
 
@@ -85,10 +90,9 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
-    server = ThreadingHTTPServer((args.host, args.port),
-                                 _handler(HFModel(args.model), threading.Lock()))
-    print(f"serving {args.model} at http://{args.host}:{server.server_address[1]}/v1")
-    server.serve_forever()
+    running = server(args.model, args.host, args.port)
+    print(f"serving {args.model} at http://{args.host}:{running.server_address[1]}/v1")
+    running.serve_forever()
 
 
 if __name__ == "__main__":

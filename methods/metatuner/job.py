@@ -15,9 +15,10 @@ import numpy as np
 import torch
 from pydantic import BaseModel, Field
 
-from edgert.methods.metatuner.simulate import CANDIDATES, CONTEXTS, OPS, TASKS, best_prompt, \
-    queries
-from edgert.methods.metatuner.train import MODES, Batcher, base_lm, evaluate, tune
+from edgert.methods.metatuner.simulate import CANDIDATES, CONTEXTS, OPS, TASKS, apply, \
+    best_prompt, queries
+from edgert.methods.metatuner.train import MODES, Batcher, answer_logits, base_lm, evaluate, \
+    tune
 from edgert.methods.threads import one_thread
 
 
@@ -65,9 +66,6 @@ def _run(cfg: Config, seed: int, out: Path) -> dict[str, float]:
 @torch.no_grad()
 def _base_accuracy(lm, batcher: Batcher, rng: np.random.Generator) -> float:
     """The base LM alone, each operation behind its own word: exact match."""
-    from edgert.methods.metatuner.simulate import apply
-    from edgert.methods.metatuner.train import answer_logits
-
     x = rng.integers(0, 10, (400, 4))
     op = rng.integers(0, len(OPS), 400)
     y = np.stack([apply(OPS[o], xi[None])[0] for o, xi in zip(op, x)])

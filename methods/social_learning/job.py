@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from edgert.methods.base import DataError
 from edgert.methods.lm.models import require
 from edgert.methods.social_learning.agents import Learner, act
-from edgert.methods.social_learning.games import EFFECTS, GAMES, Game
+from edgert.methods.social_learning.games import EFFECTS, GAMES, Game, step
 from edgert.methods.social_learning.speaker import ADVISE, LMSpeaker, MiniLMSpeaker
 from edgert.methods.threads import one_thread
 
@@ -77,7 +77,7 @@ def live(game: Game, learner: Learner, cfg: Config, rng: np.random.Generator) ->
         for _ in range(cfg.max_steps):
             move = act(learner, s, rng)
             before = s
-            s, outcome = game_step(game, s, move)
+            s, outcome = step(s, move, game.rules)
             learner.observe(before, move, outcome)
             moves += 1
             if outcome == "scored" and first_score is None:
@@ -88,12 +88,6 @@ def live(game: Game, learner: Learner, cfg: Config, rng: np.random.Generator) ->
         wins += s.score == game.goal()
     return {"deaths": deaths, "wins": wins, "knowledge": learner.knowledge(game.rules),
             "first_score": first_score or cfg.lives * cfg.max_steps}
-
-
-def game_step(game: Game, s, move):
-    from edgert.methods.social_learning.games import step
-
-    return step(s, move, game.rules)
 
 
 def _run(cfg: Config, seed: int, out: Path) -> dict[str, float]:
