@@ -40,7 +40,7 @@ def test_answers_are_read_per_link_and_rewarded_for_whole_consistent_chains():
 
 def test_a_tiny_policy_through_sft_and_grpo_and_the_same_scores_through_an_endpoint(tmp_path):
     config = {"sft_steps": 40, "grpo_steps": 2, "layers": 1, "width": 32, "n_train": 200,
-              "n_bench": 12}
+              "n_bench": 12, "lora_rank": 4}  # GRPO through a peft LoRA adapter
     result = run_batch("r3bench", [config], seeds=1, out=tmp_path, workers=1)
     assert not result["failed"], result["failed"]
     cell = result["cells"][0]

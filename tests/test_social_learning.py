@@ -6,9 +6,11 @@ import pytest
 
 pytest.importorskip("sentence_transformers")
 
+from edgert.methods.lm.models import open_lm
+from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 from edgert.methods.social_learning.agents import Learner
 from edgert.methods.social_learning.games import EFFECTS, GAMES, State, step
-from edgert.methods.social_learning.speaker import ADVISE, MiniLMSpeaker
+from edgert.methods.social_learning.speaker import ADVISE, DESCRIBE, LMSpeaker, MiniLMSpeaker
 from edgert.runtime.batch import run_batch
 from edgert.runtime.methods import find
 
@@ -54,3 +56,15 @@ def test_advice_chains_cut_deaths_and_time_to_the_first_point(tmp_path):
     assert by["misleading"]["knowledge_last"] > by["misleading"]["knowledge_first"]
     path = tmp_path / "social_learning.generations.png"
     assert find("social_learning").figures(result, tmp_path) == [path]
+
+
+def test_an_lm_speaker_reads_advice_through_the_interface(tmp_path):
+    lines = [f"Rule: {DESCRIBE[e].format(c='red')}. Advice: {ADVISE[e].format(c='red')}"
+             for e in EFFECTS] * 4
+    tok = word_tokenizer(lines)
+    lm = tiny_gpt2(tok, context=64)
+    pretrain(lm, tok, lines, steps=150, batch=8)
+    speaker = LMSpeaker(open_lm(save(lm, tok, tmp_path / "tiny")))
+    for effect in ("kill", "score"):
+        p = np.exp(speaker.loglik(ADVISE[effect].format(c="red"), "red"))
+        assert EFFECTS[int(p.argmax())] == effect and p.sum() == pytest.approx(1.0)
