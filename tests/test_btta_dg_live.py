@@ -12,12 +12,11 @@ from bci_session import run_session
 from edgert import pipelines
 from edgert.export.verify import verify
 from edgert.methods.btta_dg import synth
-from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.btta_dg.demo import overrides, recordings
 from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate
 from edgert.methods.btta_dg.figures import figures
 from edgert.methods.btta_dg.export import cached_bundle
-from edgert.methods.btta_dg.train import Trained, epoch, population, train_source
+from edgert.methods.btta_dg.train import Trained, epoch, population, train_pair
 from edgert.runtime.console import results_table
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.zmq_link import free_endpoint
@@ -27,8 +26,7 @@ from edgert.streams.zmq_link import free_endpoint
 def cache(edgert_cache):
     """A small model trained here in seconds."""
     x, y, groups = population([1, 2], 24)
-    train_source(align_offline(epoch(x), groups), y, synth.RATE, synth.LABELS,
-                 epochs=3).save(edgert_cache / "btta_dg")
+    train_pair(epoch(x), y, groups, synth.RATE, synth.LABELS, 3, 0, {}, edgert_cache / "btta_dg")
     return edgert_cache
 
 
@@ -83,7 +81,7 @@ def test_live_pipeline_decodes_every_trial_and_keeps_the_users_state(cache, tmp_
     assert report["nodes"]["align"]["trials"] == 4
 
 
-def test_demo_bci_reports_online_accuracy_with_and_without_adaptation(cache, tmp_path):
+def test_demo_bci_reports_online_accuracy_adapted_aligned_and_unadapted(cache, tmp_path):
     out = tmp_path / "bci.json"
     result = subprocess.run(["edgert", "demo", "bci", "--duration", "14", "--report", str(out)],
                             capture_output=True, text=True, timeout=240, env=os.environ.copy())
@@ -91,9 +89,12 @@ def test_demo_bci_reports_online_accuracy_with_and_without_adaptation(cache, tmp
     report = json.loads(out.read_text())
     m = report["metrics"]
     assert m["zmq_messages"] >= 2 and m["trials_decoded"] >= 1
-    for key in ("online_accuracy", "online_accuracy_no_adaptation"):
-        assert 0.0 <= m[key] <= 1.0
-    assert report["nodes"]["adapt"]["processed"] >= 2 and report["dropped"] == 0
+    for key in ("", "_alignment_only", "_no_adaptation"):
+        assert 0.0 <= m[f"online_accuracy{key}"] <= 1.0
+        assert len(m[f"block_accuracy{key}"]) == 1
+    for node in ("adapt", "baseline", "baseline_probs"):
+        assert report["nodes"][node]["processed"] >= 2, node
+    assert report["dropped"] == 0
     assert m["client_p99_ms"] < 1000
 
 

@@ -2,9 +2,10 @@
 
 A user the model never saw (another subject, on a shifted session) is replayed in real time
 as an LSL EEG stream plus an LSL marker stream of cues; `pipelines/bci.yaml` decodes each
-trial; clients read the adapted and the unadapted probabilities from LSL, and the adapted ones
-from ZeroMQ, as any program would. Online accuracy with and without adaptation is scored
-against the cues' true classes.
+trial. Beside it the demo runs the no-adaptation decoder (the same network trained on
+unaligned trials, the bundle's `baseline/`) on the same trials. Clients read the three
+predictions from LSL (adapted; aligned network alone; no adaptation), and the adapted ones
+from ZeroMQ, as any program would; each is scored against the cues' true classes.
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from edgert import pipelines
+from edgert.methods.base import DataError
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.figures import block_accuracy
 from edgert.methods.btta_dg.train import EPOCH
 from edgert.runtime.demo import Client, run_demo
+from edgert.runtime import spec as specs
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams import StreamInfo
 from edgert.streams.replay import Replay
@@ -30,6 +33,8 @@ from edgert.streams.zmq_link import Subscriber, free_endpoint
 REST_S = 1.5
 USER = 101  # a subject seed no training run uses
 BLOCK = 8  # trials per block of the accuracy curve
+# metric key -> the LSL stream (NAME-...) that carries that prediction
+STREAMS = {"": "probs", "alignment_only": "prior", "no_adaptation": "baseline"}
 
 
 def recordings(name: str, trials: int, seed: int = 0) -> tuple[list[Recording], list[tuple]]:
@@ -100,6 +105,26 @@ def overrides(name: str, endpoint: str) -> list[str]:
             f"prior_lsl.name={name}-prior", f"probs_zmq.endpoint={endpoint}"]
 
 
+def with_baseline(name: str, endpoint: str) -> Pipeline:
+    """`pipelines/bci.yaml` plus a branch that decodes the same trials with the no-adaptation
+    decoder and publishes them on LSL as `NAME-baseline`."""
+    bundle = cached_bundle() / "baseline"
+    if not (bundle / "manifest.json").exists():
+        raise DataError(f"{bundle.parent} has no no-adaptation decoder (baseline/); train "
+                        "both again with `edgert train btta_dg`")
+    spec = specs.load(pipelines.find("bci"), overrides(name, endpoint))
+    spec.nodes += [
+        specs.NodeSpec(name="baseline", node="infer", params={"bundle": str(bundle)}),
+        specs.NodeSpec(name="baseline_probs", node="edgert.methods.btta_dg.node:Adapt",
+                       params={"bundle": str(bundle), "use_gmm": False}),
+        specs.NodeSpec(name="baseline_lsl", node="lsl_outlet",
+                       params={"name": f"{name}-baseline"})]
+    spec.edges += [specs.EdgeSpec(source="epoch", target="baseline"),
+                   specs.EdgeSpec(source="baseline", target="baseline_probs"),
+                   specs.EdgeSpec(source="baseline_probs.out", target="baseline_lsl")]
+    return Pipeline(spec, "pipelines/bci.yaml with the no-adaptation branch")
+
+
 def sources(name: str, seconds: float) -> tuple[list[Replay], list[str]]:
     """The demo user's streams for `seconds`, and the pipeline's overrides (for `bench`)."""
     streams, _ = recordings(name, int(seconds / (synth.TRIAL_S + REST_S)) + 1)
@@ -113,40 +138,43 @@ def bci(duration: float | None, run, out: Path) -> dict:
     name = f"edgert-bci-{uuid.uuid4().hex[:6]}"
     streams, cues = recordings(name, int(duration / (synth.TRIAL_S + REST_S)) + 2)
     endpoint = free_endpoint()
-    pipe = Pipeline.from_yaml(pipelines.find("bci"), overrides(name, endpoint))
-    adapted, prior = Client(f"{name}-probs"), Client(f"{name}-prior")
+    pipe = with_baseline(name, endpoint)
+    clients = {key: Client(f"{name}-{stream}") for key, stream in STREAMS.items()}
     zmq_client = ZmqClient(endpoint)
     replay = ReplayProcess(streams, chunk_size=10)
 
     def status() -> str:
         t0 = replay.t_start or 0.0
-        return line(blocks(hits(adapted, cues, t0)), blocks(hits(prior, cues, t0)))
+        return line({k: blocks(hits(c, cues, t0)) for k, c in clients.items()})
 
-    report = run_demo(pipe, replay, [adapted, prior], run, duration, others=(zmq_client,),
-                      status=status)
-    report["metrics"] = metrics(adapted, prior, zmq_client, cues, replay.t_start)
+    report = run_demo(pipe, replay, list(clients.values()), run, duration,
+                      others=(zmq_client,), status=status)
+    report["metrics"] = metrics(clients, zmq_client, cues, replay.t_start)
     report["figures"] = [str(block_accuracy(report["metrics"], out / f"{name}.png"))]
     return report
 
 
-def line(adapted: list[float], unadapted: list[float]) -> str:
-    """The live line: accuracy per block of trials, adapted against unadapted."""
-    if not adapted:
+def line(curves: dict[str, list[float]]) -> str:
+    """The live line: accuracy per block of trials, adapted / aligned only / no adaptation."""
+    if not curves[""]:
         return f"accuracy per block of {BLOCK} trials: waiting for the first trial"
-    cells = [f"{a:.0%}/{u:.0%}" for a, u in zip(adapted, unadapted)]
-    return f"accuracy per block of {BLOCK} trials, adapted/unadapted: {'  '.join(cells)}"
+    cells = ["/".join(f"{c[b]:.0%}" if b < len(c) else "-" for c in curves.values())
+             for b in range(len(curves[""]))]
+    return (f"accuracy per block of {BLOCK} trials, adapted/aligned only/no adaptation: "
+            f"{'  '.join(cells)}")
 
 
-def metrics(adapted: Client, prior: Client, zmq_client: ZmqClient, cues: list[tuple],
+def metrics(clients: dict[str, Client], zmq_client: ZmqClient, cues: list[tuple],
             t0: float) -> dict:
-    ours, theirs = hits(adapted, cues, t0), hits(prior, cues, t0)
-    lat = np.array(adapted.latency) * 1e3 if adapted.latency else np.zeros(1)
-    return {"trials_decoded": len(ours),
-            "online_accuracy": float(np.mean(list(ours.values()))) if ours else 0.0,
-            "online_accuracy_no_adaptation": float(np.mean(list(theirs.values())))
-            if theirs else 0.0,
-            "block_trials": BLOCK, "block_accuracy": blocks(ours),
-            "block_accuracy_no_adaptation": blocks(theirs),
-            "zmq_messages": zmq_client.count,
+    """`online_accuracy[_KEY]` and `block_accuracy[_KEY]` per prediction (KEY: none for
+    the adapted one, `alignment_only`, `no_adaptation`), with the ZeroMQ count and latency."""
+    found = {k: hits(c, cues, t0) for k, c in clients.items()}
+    lat = np.array(clients[""].latency) * 1e3 if clients[""].latency else np.zeros(1)
+    out = {"trials_decoded": len(found[""]), "block_trials": BLOCK}
+    for key, h in found.items():
+        suffix = f"_{key}" if key else ""
+        out[f"online_accuracy{suffix}"] = float(np.mean(list(h.values()))) if h else 0.0
+        out[f"block_accuracy{suffix}"] = blocks(h)
+    return {**out, "zmq_messages": zmq_client.count,
             "client_p50_ms": float(np.percentile(lat, 50)),
             "client_p99_ms": float(np.percentile(lat, 99))}

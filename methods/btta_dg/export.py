@@ -13,9 +13,9 @@ from edgert.methods.btta_dg import synth
 from edgert.methods.cache import cached_checkpoint
 from edgert.methods.cache import cached_bundle as shared_cached_bundle
 from edgert.methods.btta_dg.model import bake
-from edgert.methods.btta_dg.train import BANDPASS_HZ, EPOCH, Trained, epoch, train
+from edgert.methods.btta_dg.train import BANDPASS_HZ, BASELINE, EPOCH, Trained, epoch, train
 
-QUICK_MINUTES = 0.25  # `edgert train btta_dg --quick` on 2 cores
+QUICK_MINUTES = 0.5  # `edgert train btta_dg --quick` on 2 cores
 
 
 def quick(folder: Path) -> Path:
@@ -25,9 +25,20 @@ def quick(folder: Path) -> Path:
 
 def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: bool = False
            ) -> Bundle:
-    """Export a trained checkpoint (default: this machine's cached one, trained if absent)."""
+    """Export a trained checkpoint (default: this machine's cached one, trained if absent);
+    the no-adaptation decoder trained beside it goes into the sub-bundle `baseline/`."""
     checkpoint = Path(checkpoint or cached_checkpoint("btta_dg", quick, QUICK_MINUTES))
-    trained = Trained.load(checkpoint)
+    bundle = export_one(Trained.load(checkpoint), out, checkpoint, fp16, int8)
+    baseline = checkpoint.parent / BASELINE
+    if baseline.exists():
+        export_one(Trained.load(baseline), out / "baseline", baseline, fp16, int8)
+        bundle.manifest.files["baseline/manifest.json"] = ""  # hashed by save_manifest
+        bundle.save_manifest()
+    return Bundle.load(bundle.path)
+
+
+def export_one(trained: Trained, out: Path, checkpoint: Path, fp16: bool, int8: bool
+               ) -> Bundle:
     model = trained.model
     rate = float(trained.meta.get("rate", synth.RATE))
     x = trained.examples
@@ -46,7 +57,8 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
         "btta_dg": {"sources": {k: v.to_dict() for k, v in trained.sources.items()},
                     "sinc_bands_hz": None if bands is None else bands.tolist()},
     }
-    return export_bundle(bake(model), {"eeg": torch.from_numpy(x[:1])}, out, name="btta_dg",
+    name = "btta_dg" if trained.meta.get("aligned", True) else "btta_dg-baseline"
+    return export_bundle(bake(model), {"eeg": torch.from_numpy(x[:1])}, out, name=name,
                          dynamic_axes={"eeg": {0: "batch"}}, output_names=["probs"],
                          labels=trained.labels, preprocessing=preprocessing,
                          checkpoint=checkpoint, real_samples=real,

@@ -61,7 +61,8 @@ def variants(result: dict, path: Path) -> Path:
 
 
 def block_accuracy(m: dict, path: Path) -> Path:
-    """Online accuracy per block of trials, with and without adaptation, against chance."""
+    """Online accuracy per block of trials, adapted, aligned only and unadapted, against
+    chance."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -70,10 +71,13 @@ def block_accuracy(m: dict, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for key, label in (("block_accuracy", "adapted (BTTA-DG)"),
-                       ("block_accuracy_no_adaptation", "same trials, network alone (aligned)")):
+                       ("block_accuracy_alignment_only", "aligned network alone"),
+                       ("block_accuracy_no_adaptation", "no adaptation (decoder trained on "
+                                                        "unaligned trials)")):
         ax.plot(np.arange(1, len(m[key]) + 1), m[key], marker="o", label=label)
     ax.axhline(1 / len(synth.LABELS), color="grey", lw=0.8, ls="--", label="chance")
     ax.set_xlabel(f"block of {m['block_trials']} trials")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("online accuracy")
     ax.set_ylim(0, 1)
     ax.set_title("a new user, decoded live")

@@ -25,6 +25,7 @@ from edgert.methods.btta_dg.bayes import SourceStats, source_stats
 from edgert.methods.btta_dg.model import SincAdaptNet
 
 FEATURES = ("dirichlet", "mean_softmax")
+BASELINE = "baseline.pt"  # beside the checkpoint: the same network trained on unaligned trials
 
 
 @dataclass
@@ -39,10 +40,10 @@ class Trained:
     def source(self) -> SourceStats:
         return self.sources["dirichlet"]
 
-    def save(self, folder: Path) -> Path:
+    def save(self, folder: Path, file: str = CHECKPOINT) -> Path:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / CHECKPOINT
+        path = folder / file
         torch.save({"config": self.model.config, "state": self.model.state_dict(),
                     "sources": {k: v.to_dict() for k, v in self.sources.items()}, "labels": list(self.labels),
                     "meta": self.meta,
@@ -183,12 +184,10 @@ def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
         by_class = dict(zip(labels, counts.tolist()))
         raise DataError(f"{len(y)} trials in {len(sets)} file(s), {by_class} by class: "
                         f"training needs at least {MIN_TRIALS} of each")
+    meta = {"files": names, "quick": quick, "channels": list(sets[0].channels)}
     with Progress() as progress:
-        trained = train_source(align_offline(x, groups), y, sets[0].rate, labels,
-                               epochs=12 if quick else 25, seed=seed, progress=progress,
-                               meta={"files": names, "quick": quick,
-                                     "aligned": True, "channels": list(sets[0].channels)})
-    return trained.save(out)
+        return train_pair(x, y, groups, sets[0].rate, labels, 12 if quick else 25, seed, meta,
+                          out, progress)
 
 
 def train(out: Path | None = None, quick: bool = False, seed: int = 0,
@@ -201,7 +200,20 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
                                                                           120, 25)
     with Progress() as progress:
         x, y, groups = population(subjects, count, progress=progress)
-        trained = train_source(align_offline(epoch(x), groups), y, synth.RATE, synth.LABELS,
-                               epochs=epochs, seed=seed, progress=progress,
-                               meta={"subjects": subjects, "quick": quick, "aligned": True})
-    return trained.save(out or cache_folder("btta_dg"))
+        return train_pair(epoch(x), y, groups, synth.RATE, synth.LABELS, epochs, seed,
+                          {"subjects": subjects, "quick": quick}, out or cache_folder("btta_dg"),
+                          progress)
+
+
+def train_pair(x: np.ndarray, y: np.ndarray, groups: np.ndarray, rate: float,
+               labels: tuple[str, ...], epochs: int, seed: int, meta: dict, out: Path,
+               progress: Progress | None = None) -> Path:
+    """BTTA-DG's decoder, trained on trials aligned per group (`checkpoint.pt`), and the same
+    network trained on the trials as they are (`baseline.pt`): the no-adaptation decoder that
+    live comparisons run beside it."""
+    trained = train_source(align_offline(x, groups), y, rate, labels, epochs=epochs, seed=seed,
+                           progress=progress, meta=dict(meta, aligned=True))
+    baseline = train_source(x, y, rate, labels, epochs=epochs, seed=seed, progress=progress,
+                            meta=dict(meta, aligned=False))
+    baseline.save(out, BASELINE)
+    return trained.save(out)
