@@ -183,3 +183,19 @@ def scaling(result: dict, path: Path) -> Path | None:
         ax.legend(loc="upper left", fontsize=8)
         cpu.legend(loc="upper right", fontsize=8)
     return _save(fig, path)
+
+
+def soak(results: dict, path: Path) -> Path | None:
+    """Resident memory and threads of each soaked pipeline's process against time."""
+    runs = {name: r for name, r in results.items() if "samples" in r}
+    if not runs:
+        return None
+    fig, (mem, threads) = _grid(2, 4.5, 3.2)[1]
+    for name, r in runs.items():
+        t = [s["t_s"] / 60 for s in r["samples"]]
+        mem.plot(t, [s["rss_mb"] for s in r["samples"]], label=f"{name} ({r['speed']:g}x)")
+        threads.plot(t, [s["threads"] for s in r["samples"]], label=name)
+    mem.set(xlabel="minutes", ylabel="resident memory (MB)", ylim=(0, None))
+    threads.set(xlabel="minutes", ylabel="threads", ylim=(0, None))
+    mem.legend(fontsize=8)
+    return _save(fig, path)

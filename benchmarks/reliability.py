@@ -12,7 +12,8 @@
   decoded, or crashed (anything else), and the largest memory one decode took.
 - scaling (scaling.py): cost and latency against channels, rate, streams and pipelines.
 - soak: a relay pipeline fed as fast as it takes for a while; resident memory at the start and
-  the end, threads and open files before and after.
+  the end, threads and open files before and after. Then the live method pipelines `bci` and
+  `car` as long each, their users' streams replayed faster than real time (soak.py).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import psutil
 import zmq
 
 from edgert.benchmarks.scaling import run_scaling
+from edgert.benchmarks.soak import soak_pipeline
 from edgert.runtime import spec as specs
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams import Chunk, StreamInfo, local_clock, wire
@@ -294,7 +296,8 @@ def soak(cfg: Config) -> dict:
 def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
     cfg = QUICK if quick else FULL
     steps = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
-             "reject cost", "recorder killed", "hostile inputs", "scaling", "soak"]
+             "reject cost", "recorder killed", "hostile inputs", "scaling", "soak",
+             "bci soak", "car soak"]
     task = progress.add_task("reliability", total=len(steps)) if progress else None
     results: dict = {"faults": {}}
 
@@ -325,6 +328,13 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
     step(steps[6])
     results["soak"] = soak(cfg)
     _advance(progress, task)
+    results["soak_pipelines"] = {}
+    for name in ("bci", "car"):
+        step(f"{name} soak")
+        results["soak_pipelines"][name] = soak_pipeline(name, cfg.soak_s, progress=progress,
+                                                        task=task)
+        _advance(progress, task)
+    soaked = [r for r in results["soak_pipelines"].values() if "skipped" not in r]
     faults = results["faults"].values()
     results["summary"] = {
         "faults_survived": sum(f["survived"] for f in faults), "faults": len(results["faults"]),
@@ -333,7 +343,12 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
         "hostile_crashed": results["hostile"]["crashed"],
         "reject_us_p99": results["reject"]["reject_us_p99"],
         **{f"largest_{k}_held": v for k, v in results["scaling"]["largest_held"].items()},
-        "soak_rss_growth": results["soak"]["rss_growth"]}
+        "soak_rss_growth": results["soak"]["rss_growth"],
+        "soak_pipelines": len(soaked),
+        "soak_pipelines_rss_growth_max": max((r["rss_growth"] for r in soaked), default=None),
+        "soak_pipelines_leaked": sum(r[f"{k}_leaked"] for r in soaked
+                                     for k in ("threads", "sockets", "fds")),
+        "soak_pipelines_unaccounted": sum(r["unaccounted_chunks"] for r in soaked)}
     return {"config": asdict(cfg), "results": results}
 
 

@@ -178,8 +178,18 @@ def reliability(suite: dict, out: Path) -> list[str]:
                   f"{num(scaling['config']['bound_ms'])} ms: "
                   f"{scaling['largest_held'][dimension]})", ""]
         lines += table([dimension, "p50 ms", "p99 ms", "dropped", "cpu %", "note"], rows)
-    return lines + image(plots.scaling(scaling, out / "reliability_scaling.png"),
-                         "latency and CPU against load")
+    lines += image(plots.scaling(scaling, out / "reliability_scaling.png"),
+                   "latency and CPU against load")
+    soaks = r.get("soak_pipelines", {})
+    lines += ["### Soak of the live pipelines", ""] + table(
+        ["pipeline", "minutes", "speed", "RSS growth %", "threads/sockets/fds leaked",
+         "unaccounted chunks", "dropped", "p99 ms"],
+        [[name, num(x["seconds"] / 60), x["speed"], num(100 * x["rss_growth"]),
+          f"{x['threads_leaked']}/{x['sockets_leaked']}/{x['fds_leaked']}",
+          x["unaccounted_chunks"], x["dropped"], num(x["end_to_end"]["p99_ms"])]
+         for name, x in soaks.items() if "skipped" not in x])
+    return lines + image(plots.soak(soaks, out / "reliability_soak.png"),
+                         "memory and threads of the soaked pipelines")
 
 
 SECTIONS = {"transport": transport, "inference": inference, "pipelines": pipelines,

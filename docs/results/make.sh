@@ -20,6 +20,7 @@ edgert bench reliability --out /tmp/edgert-reliability
 python -c "import json; r = json.load(open('/tmp/edgert-reliability/results.json'));
 json.dump(r['reliability'], open('$out/reliability.json', 'w'), indent=1)"
 cp /tmp/edgert-reliability/reliability_scaling.png "$out/"
+python -m edgert.benchmarks.soak bci car --out "$out/soak.json"
 edgert batch ei_snn --quick --seeds 3 --out /tmp/edgert-ei_snn
 python docs/results/batch_docs.py /tmp/edgert-ei_snn
 edgert batch tutor_pupil --quick --seeds 3 --out /tmp/edgert-tutor_pupil
