@@ -11,8 +11,10 @@ import pytest
 
 from edgert import pipelines
 from edgert.methods.bolt import request
-from edgert.methods.bolt.data import (TARGET, as_rows, generate, load_robo2vlm, split_by_image,
-                               write_robo2vlm)
+from edgert.methods.base import Data
+from edgert.methods.bolt.data import (TARGET, VQARow, as_rows, from_rows, generate, load_robo2vlm,
+                                      split, write_robo2vlm)
+from edgert.methods.bolt.export import export
 from edgert.methods.bolt.evaluate import evaluate
 from edgert.methods.bolt.figures import figures
 from edgert.methods.bolt.export import cached_bundle
@@ -117,9 +119,53 @@ def test_robo2vlm_parquet_rows_round_trip_and_split_by_image(tmp_path):
     assert [(r.question, r.choices, r.answer) for r in back] == [
         (r.question, list(r.choices), r.answer) for r in rows]
     assert np.array_equal(back[0].image, rows[0].image)
-    train, test = split_by_image(back, 0.3)
-    assert train and test and not {r.id for r in train} & {r.id for r in test}
-    assert len(train) + len(test) == len(back)
+    qa = from_rows(back)
+    assert len(qa.frames) == len({r.id for r in back}) and len(qa) == len(back)
+    parts = split(qa, (0.5, 0.25, 0.25), 0)
+    images = [{q.frame for q in part.questions} for part in parts]
+    assert all(images) and not (images[0] & images[1] or images[1] & images[2]
+                                or images[0] & images[2])
+    assert sum(len(part) for part in parts) == len(back)
+
+
+def _free_text(rows: list[VQARow]) -> list[VQARow]:
+    """Rows as a person writes them: no template, capitals, punctuation, six choices."""
+    return [VQARow(r.id, r.image, f"Looking at the robot's workspace: {r.question}?",
+                   [c.capitalize() for c in r.choices] + ["It cannot be told"], r.answer)
+            for r in rows]
+
+
+def test_a_student_trained_on_free_text_rows_answers_free_text_live(tmp_path):
+    path = tmp_path / "mine.parquet"
+    write_robo2vlm(path, _free_text(as_rows(generate(24, 3, 3, TARGET, 0.15, seed=60))))
+    checkpoint = train(tmp_path / "model", config=TINY, data=Data((path,)))
+    bundle = export(tmp_path / "model" / "bundle", checkpoint)
+    words = bundle.manifest.preprocessing["vocabulary"]
+    assert "<unk>" in words and "workspace" in words and "cannot" in words
+    assert bundle.manifest.preprocessing["max_question"] > 10  # the longer questions fit
+    pipe, endpoint = _service(tmp_path / "model")
+    pipe.start()
+    try:
+        image = generate(1, 1, 1, TARGET, 0.15, seed=61)
+        frame = next(iter(image.frames.values())).image
+        choices = ["Open", "Closed", "Nobody knows"]
+        with Requester(endpoint) as req:
+            reply = request.read(req.request(request.encode(
+                frame, "What state is the gripper in, would you say?", choices, budget=6.0),
+                20.0))
+    finally:
+        pipe.stop()
+    assert "error" not in reply, reply
+    assert reply["answer"] in choices and 0.0 <= reply["confidence"] <= 1.0
+
+
+def test_evaluate_on_a_users_rows_reports_every_model_and_policy(tmp_path):
+    path = tmp_path / "mine.parquet"
+    write_robo2vlm(path, _free_text(as_rows(generate(24, 3, 3, TARGET, 0.15, seed=62))))
+    result = evaluate(config=TINY, data=Data((path,)))
+    assert result["config"]["data"] == (str(path),)
+    for name in ("teacher", "odd", "routed", "never"):
+        assert 0.0 <= result["results"][name]["accuracy"] <= 1.0, name
 
 
 def test_robo2vlm_loader_names_what_is_wrong(tmp_path):
@@ -134,6 +180,10 @@ def test_robo2vlm_loader_names_what_is_wrong(tmp_path):
     pq.write_table(pa.Table.from_pylist([{"id": "x", "question": "q"}]), path)
     with pytest.raises(ValueError, match="missing column"):
         load_robo2vlm(path)
+    result = subprocess.run(["edgert", "train", "bolt", "--data", str(path), "--out",
+                             str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{path}: missing column" in result.stderr
 
 
 def test_demo_robot_reports_accuracy_spend_and_latency(trained, tmp_path):

@@ -7,6 +7,13 @@ out=docs/results
 edgert evaluate btta_dg --out "$out/btta_dg.json"
 edgert evaluate cogmoe --out "$out/cogmoe.json"
 edgert evaluate bolt --out "$out/bolt.json"
+python -c "from pathlib import Path
+from edgert.methods.bolt.data import TARGET, VQARow, as_rows, generate, write_robo2vlm
+rows = as_rows(generate(60, 8, 4, TARGET, 0.15, seed=90))
+write_robo2vlm(Path('/tmp/edgert-rows.parquet'), [VQARow(r.id, r.image,
+    f\"Looking at the robot's workspace: {r.question}?\",
+    [c.capitalize() for c in r.choices] + ['It cannot be told'], r.answer) for r in rows])"
+edgert evaluate bolt --data /tmp/edgert-rows.parquet --quick --out "$out/bolt_rows.json"
 edgert evaluate avde --out "$out/avde.json"
 edgert evaluate avde --quick --out "$out/avde_quick.json"
 edgert evaluate janusvln --out "$out/janusvln.json"

@@ -6,7 +6,8 @@ the teacher (9x the parameters) and the students are trained here on a procedura
 tabletop (scene.py, questions.py, data.py); the "pretrained" teacher is a model of this repo,
 trained on a broader, shifted question mix. train.py distils the student (ODD) and fits
 temperatures; actions.py, router.py and policy.py are the test-time part; node.py serves it
-over ZeroMQ. data.py also reads Robo2VLM-1's parquet rows.
+over ZeroMQ. data.py also reads Robo2VLM-1's parquet rows: `edgert train|evaluate bolt --data
+FILE.parquet` trains and tests on them.
 """
 from edgert.methods.base import Method, lazy
 
@@ -15,4 +16,5 @@ METHOD = Method(name="bolt", kind="stream", train=lazy("edgert.methods.bolt.trai
                 evaluate=lazy("edgert.methods.bolt.evaluate:evaluate"),
                 figures=lazy("edgert.methods.bolt.figures:figures"), pipeline="robot",
                 sources=lazy("edgert.methods.bolt.demo:sources"),
-                demos={"robot": lazy("edgert.methods.bolt.demo:robot")})
+                demos={"robot": lazy("edgert.methods.bolt.demo:robot")},
+                formats=("robo2vlm",))

@@ -9,8 +9,8 @@ candidate option distribution:
 
 The first pass also yields the router's signals: p_max, margin, entropy, retrieval affinity
 (mean top-k cosine) and agreement with a paraphrase. `Score` is any scorer — the torch model
-in evaluation, the ONNX Runtime bundle live — taking (image, question, options) arrays and
-returning (option scores, embedding).
+in evaluation, the ONNX Runtime bundle live — taking images and the questions (each scorer
+reads their words with its own model's `Text`) and returning (option scores, embedding).
 """
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgert.methods.bolt.data import MAX_OPTIONS, option_mask, option_tokens, question_tokens
-from edgert.methods.bolt.questions import NONE, TYPES, Question, compose, decompositions, paraphrases
+from edgert.methods.bolt.data import MAX_OPTIONS, option_mask
+from edgert.methods.bolt.questions import (NONE, TYPES, Asked, Question, compose, decompositions,
+                                           paraphrases)
 from edgert.methods.bolt.scene import BASE, HIGH, view
 
-Score = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+Score = Callable[[np.ndarray, list[Question | Asked]], tuple[np.ndarray, np.ndarray]]
 ACTIONS = ("hr", "rag", "qd")
 SIGNALS = ("p_max", "margin", "entropy", "affinity", "agreement")
 K_NEAREST = 8
@@ -46,7 +47,7 @@ def run_batched(score: Score, images: np.ndarray, questions: list[Question], siz
     out_p, out_e = [], []
     for i in range(0, len(questions), size):
         qs = questions[i:i + size]
-        s, e = score(images[i:i + size], question_tokens(qs), option_tokens(qs))
+        s, e = score(images[i:i + size], qs)
         out_p.append(softmax(s, option_mask(qs)))
         out_e.append(e)
     return np.concatenate(out_p), np.concatenate(out_e)

@@ -1,5 +1,5 @@
 """Question sets: the seeded tabletop generator in two mixes, the tensors the scorer takes, and
-a loader for Robo2VLM-1's parquet rows.
+a loader for Robo2VLM-1's parquet rows (`from_rows` makes a question set of them).
 
 The target mix is what the robot is asked; the broad mix is what the teacher and the
 zero-shot student learn from (few letters, dots and arrows, no compositional questions, almost
@@ -8,13 +8,13 @@ never "none of the above"), so the teacher is good but not tuned to the target.
 from __future__ import annotations
 
 import ast
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from edgert.methods.bolt.questions import INDEX, MAX_QUESTION, Question, ask, tokens
+from edgert.methods.base import DataError
+from edgert.methods.bolt.questions import SIMULATED, Asked, Question, Text, ask
 from edgert.methods.bolt.scene import (ARROWS, BASE, COLORS, HIGH, LETTERS, PLACES, Frame, episode,
                                 frame, view)
 
@@ -23,15 +23,21 @@ TARGET = {"gripper": 1, "has_color": 1, "arrow": 2, "dot": 2, "letter": 2, "coun
 BROAD = {"gripper": 3, "has_color": 3, "count": 3, "place": 3, "arrow": 1, "dot": 1,
          "letter": 1}
 MAX_OPTIONS = 5
-MAX_ANSWER = 5  # "none of the above" + <eos>
+
+
+@dataclass
+class Photo:
+    """A user's image: what a question set needs of a frame."""
+
+    image: np.ndarray  # H x W x 3 uint8
 
 
 @dataclass
 class QASet:
-    """Questions with the frames they ask about (by frame id)."""
+    """Questions with the frames (or photos) they ask about (by frame id)."""
 
-    questions: list[Question]
-    frames: dict[int, Frame]
+    questions: list[Question | Asked]
+    frames: dict[int, Frame | Photo]
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -83,26 +89,35 @@ def pad(rows: list[list[int]], length: int) -> np.ndarray:
     return out
 
 
-def question_tokens(questions: list[Question]) -> np.ndarray:
-    return pad([tokens(q.text) for q in questions], MAX_QUESTION)
+def question_tokens(questions: list[Question | Asked], text: Text = SIMULATED) -> np.ndarray:
+    return pad([text.tokens(q.text) for q in questions], text.max_question)
 
 
-def option_tokens(questions: list[Question], options: int = MAX_OPTIONS) -> np.ndarray:
-    """(questions, options, MAX_ANSWER) answer words + <eos>; missing options are all <pad>."""
-    eos = INDEX["<eos>"]
-    out = np.zeros((len(questions), options, MAX_ANSWER), np.int64)
+def option_tokens(questions: list[Question | Asked], text: Text = SIMULATED,
+                  options: int = MAX_OPTIONS) -> np.ndarray:
+    """(questions, options, max_answer) answer words + <eos> (cut to fit); missing options are
+    all <pad>."""
+    eos = text.index["<eos>"]
+    out = np.zeros((len(questions), options, text.max_answer), np.int64)
     for i, q in enumerate(questions):
-        out[i, :len(q.options)] = pad([tokens(o) + [eos] for o in q.options], MAX_ANSWER)
+        out[i, :len(q.options)] = pad([text.tokens(o)[:text.max_answer - 1] + [eos]
+                                       for o in q.options[:options]], text.max_answer)
     return out
 
 
-def option_mask(questions: list[Question], options: int = MAX_OPTIONS) -> np.ndarray:
+def option_mask(questions: list[Question | Asked], options: int = MAX_OPTIONS) -> np.ndarray:
     return np.array([[k < len(q.options) for k in range(options)] for q in questions])
 
 
-def attributes(f: Frame) -> list[int]:
+UNSEEN = -100  # an attribute no label exists for (a user's photo): left out of the loss
+
+
+def attributes(f: Frame | Photo) -> list[int]:
     """What the frame shows, as class indices: gripper, arrow, dot colour, and per place the
-    block's colour and letter (0 = no block). The vision pretraining target."""
+    block's colour and letter (0 = no block). The vision pretraining target; a user's photo
+    has none."""
+    if isinstance(f, Photo):
+        return [UNSEEN] * (3 + 2 * len(PLACES))
     blocks = {b.place: b for b in f.episode.blocks}
     out = [int(f.gripper_open), ARROWS.index(f.arrow), list(COLORS).index(f.episode.dot)]
     for place in PLACES:
@@ -111,16 +126,16 @@ def attributes(f: Frame) -> list[int]:
     return out
 
 
-def tensors(qa: QASet, size: int) -> dict[str, np.ndarray]:
+def tensors(qa: QASet, size: int, text: Text = SIMULATED) -> dict[str, np.ndarray]:
     """Everything the scorer trains on, at one view size."""
-    return {"image": qa.images(size), "question": question_tokens(qa.questions),
-            "options": option_tokens(qa.questions), "mask": option_mask(qa.questions),
+    return {"image": qa.images(size), "question": question_tokens(qa.questions, text),
+            "options": option_tokens(qa.questions, text), "mask": option_mask(qa.questions),
             "answer": qa.answers,
             "attributes": np.array([attributes(qa.frames[q.frame]) for q in qa.questions])}
 
 
-def views(qa: QASet) -> dict[str, dict[str, np.ndarray]]:
-    return {"base": tensors(qa, BASE), "high": tensors(qa, HIGH)}
+def views(qa: QASet, text: Text = SIMULATED) -> dict[str, dict[str, np.ndarray]]:
+    return {"base": tensors(qa, BASE, text), "high": tensors(qa, HIGH, text)}
 
 
 # Robo2VLM-1 ----------------------------------------------------------------------------------
@@ -145,40 +160,42 @@ def _image(value, row: int, path: Path) -> np.ndarray:
 
     data = value.get("bytes") if isinstance(value, dict) else value
     if not data:
-        raise ValueError(f"{path}: row {row} has no image bytes in field 'image'")
+        raise DataError(f"{path}: row {row} has no image bytes in field 'image'")
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
-        raise ValueError(f"{path}: row {row}: field 'image' is not a PNG or JPEG")
+        raise DataError(f"{path}: row {row}: field 'image' is not a PNG or JPEG")
     return image[:, :, ::-1]
 
 
 def load_robo2vlm(path: str | Path) -> list[VQARow]:
     """Rows of a Robo2VLM-1 parquet file (columns id, question, choices, correct_answer,
     image as {"bytes": ...} or raw bytes); choices may be a list or its string form."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
-    table = pq.read_table(path).to_pylist()
+    try:
+        table = pq.read_table(path).to_pylist()
+    except (OSError, pa.ArrowException) as e:
+        raise DataError(f"{path}: not a readable parquet file ({e})") from None
     need = {"id", "question", "choices", "correct_answer", "image"}
     if table and (missing := need - set(table[0])):
-        raise ValueError(f"{path}: missing column(s) {sorted(missing)}; Robo2VLM-1 rows have "
-                         f"{sorted(need)}")
+        raise DataError(f"{path}: missing column(s) {sorted(missing)}; Robo2VLM-1 rows have "
+                        f"{sorted(need)}")
     rows = []
     for i, r in enumerate(table):
-        choices = _choices(r["choices"])
+        try:
+            choices = _choices(r["choices"])
+        except (ValueError, SyntaxError):
+            raise DataError(f"{path}: row {i}: field 'choices' is not a list of answers"
+                            ) from None
         answer = int(r["correct_answer"])
         if not 0 <= answer < len(choices):
-            raise ValueError(f"{path}: row {i}: correct_answer {answer} is not an index into "
-                             f"its {len(choices)} choices")
+            raise DataError(f"{path}: row {i}: correct_answer {answer} is not an index into "
+                            f"its {len(choices)} choices")
         rows.append(VQARow(str(r["id"]), _image(r["image"], i, path), r["question"], choices,
                            answer))
     return rows
-
-
-def split_by_image(rows: list[VQARow], test: float = 0.2) -> tuple[list[VQARow], list[VQARow]]:
-    """Train and test parts with no image in both (stable: by a hash of the image id)."""
-    held = [zlib.crc32(r.id.encode()) % 1000 < test * 1000 for r in rows]
-    return [r for r, h in zip(rows, held) if not h], [r for r, h in zip(rows, held) if h]
 
 
 def write_robo2vlm(path: Path, rows: list[VQARow]) -> None:
@@ -200,3 +217,18 @@ def as_rows(qa: QASet) -> list[VQARow]:
     return [VQARow(f"frame-{q.frame}", qa.frames[q.frame].image, q.text, list(q.options),
                    q.answer) for q in qa.questions]
 
+
+
+def from_rows(rows: list[VQARow]) -> QASet:
+    """A question set of a user's rows: one photo per image id, free-text questions. A row
+    with more than MAX_OPTIONS choices keeps its right one and the first others."""
+    frames: dict[str, int] = {}
+    photos, questions = {}, []
+    for r in rows:
+        frame = frames.setdefault(r.id, len(frames))
+        photos[frame] = Photo(r.image)
+        others = [k for k in range(len(r.choices)) if k != r.answer][:MAX_OPTIONS - 1]
+        keep = sorted(others + [r.answer])
+        questions.append(Asked(frame, r.question, tuple(r.choices[k] for k in keep),
+                               keep.index(r.answer)))
+    return QASet(questions, photos)

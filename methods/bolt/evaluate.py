@@ -1,5 +1,5 @@
 """`edgert evaluate bolt`: the students against the teacher, then the router against fixed
-policies at the same average cost, on held-out frames of the target mix.
+policies at the same average cost, on held-out frames of the target mix (or the test images of a user's Robo2VLM rows).
 
 Results: `teacher`, `zero_shot`, `ce_only`, `token_kd`, `odd` (base view, temperature-scaled;
 `ece_raw` before scaling), and the policies over the ODD student `routed`, `never`,
@@ -10,12 +10,14 @@ often the router buys each action per question type, and the accuracy-budget cur
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from edgert.devices.placement import measure_peak_memory
+from edgert.methods.base import Data
 from edgert.methods.bolt import policy
 from edgert.methods.bolt.actions import ACTIONS
 from edgert.methods.bolt.data import option_mask, views
@@ -32,7 +34,7 @@ SWEEP = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.5)
 
 
 def model_results(trained: Trained, test, curves: dict) -> dict[str, dict]:
-    base = views(test)["base"]
+    base = views(test, trained.text)["base"]
     mask = torch.from_numpy(base["mask"])
     out = {}
     for name in ("teacher", *STUDENTS):
@@ -100,11 +102,11 @@ def peak_memory(model: Scorer) -> float:
     raises this process's peak memory (weights included)."""
     state = {k: v.clone() for k, v in model.state_dict().items()}
     image = torch.rand(1, 3, HIGH, HIGH)
-    question = torch.ones(1, 10, dtype=torch.long)
+    question = torch.ones(1, model.max_question, dtype=torch.long)
     options = torch.ones(1, 5, 5, dtype=torch.long)
 
     def run() -> None:
-        fresh = Scorer(model.d)
+        fresh = Scorer(model.d, model.words, model.max_question)
         fresh.load_state_dict(state)
         with torch.no_grad():
             fresh(image, question, options)
@@ -136,9 +138,15 @@ def latencies(trained: Trained, test, router: Router, mem, t0: float, mix: float
             for a, v in times.items()}
 
 
-def evaluate(quick: bool = False, config: Config | None = None) -> dict:
+def evaluate(quick: bool = False, config: Config | None = None, data: Data | None = None
+             ) -> dict:
+    """Every variant on the simulator's held-out frames, or on the test images of a user's
+    Robo2VLM rows (`data`)."""
+    cfg = config or (Config.quick() if quick else Config())
+    if data is not None:
+        cfg = replace(cfg, data=tuple(str(p) for p in data.paths))
     with one_thread():
-        return _evaluate(config or (Config.quick() if quick else Config()))
+        return _evaluate(cfg)
 
 
 def _evaluate(cfg: Config) -> dict:
@@ -146,7 +154,7 @@ def _evaluate(cfg: Config) -> dict:
     trained = train_all(cfg)
     curves: dict[str, list] = {}
     results = model_results(trained, sets["test"], curves)
-    student = policy.torch_score(trained.models["odd"])
+    student = policy.torch_score(trained.models["odd"], trained.text)
     t0 = trained.temperature["odd"]
     router, mem, mix, val = policy.fit(student, sets["train"], sets["val"], t0)
     test = policy.candidates(student, sets["test"], mem, router, t0, mix)

@@ -10,9 +10,7 @@ import torch
 
 from edgert.export.bundle import Bundle
 from edgert.export.onnx_export import export_bundle
-from edgert.methods.bolt.data import MAX_ANSWER, tensors
-from edgert.methods.bolt.questions import MAX_QUESTION, VOCAB
-
+from edgert.methods.bolt.data import tensors
 from edgert.methods.bolt.scene import BASE, HIGH
 from edgert.methods.bolt.train import Config, Trained, target_sets, train
 from edgert.methods.cache import cached_checkpoint
@@ -32,16 +30,16 @@ def export(out: Path, checkpoint: Path | None = None, fp16: bool = False, int8: 
            model: str = "odd") -> Bundle:
     """Export a student (default the ODD one) of a checkpoint (default: this machine's)."""
     checkpoint = Path(checkpoint or cached_checkpoint("bolt", quick, QUICK_MINUTES))
-    scorer = Trained.load(checkpoint).models[model]
-    qa = target_sets(Config.quick())["val"]
+    trained = Trained.load(checkpoint)
+    scorer = trained.models[model]
+    qa = target_sets(trained.config if trained.config.data else Config.quick())["val"]
     real = []
     for size, part in ((BASE, slice(0, 1)), (HIGH, slice(1, 4))):
-        t = tensors(qa.subset(range(part.start, part.stop)), size)
+        t = tensors(qa.subset(range(part.start, part.stop)), size, trained.text)
         real.append({"image": t["image"], "question": t["question"], "options": t["options"]})
     example = {k: torch.from_numpy(v) for k, v in real[0].items()}
     preprocessing = {"layout": "channels_first", "base_size": BASE, "high_size": HIGH,
-                     "scale": "rgb / 255", "max_question": MAX_QUESTION,
-                     "max_answer": MAX_ANSWER, "vocabulary": list(VOCAB),
+                     "scale": "rgb / 255", **trained.text.to_dict(),
                      "score": "summed log-likelihood of each option's answer words"}
     return export_bundle(scorer, example, out, name=f"bolt-{model}",
                          dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"},

@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from edgert.methods.bolt.questions import INDEX, MAX_QUESTION, VOCAB
+from edgert.methods.bolt.questions import SIMULATED, SPECIAL, Text
 
-BOS, PAD = INDEX["<bos>"], INDEX["<pad>"]
+PAD, BOS = SPECIAL.index("<pad>"), SPECIAL.index("<bos>")  # the same in every vocabulary
 SIZES = {"student": 32, "teacher": 112}
 HEADS = 4
 CNN_WIDTH = 48  # the teacher's extra size goes to language and fusion, not to pixels (CPU)
@@ -32,23 +32,24 @@ def coords(x: torch.Tensor) -> torch.Tensor:
 
 
 class Scorer(nn.Module):
-    def __init__(self, d: int = 32):
+    def __init__(self, d: int = 32, words: int = len(SIMULATED.vocabulary),
+                 max_question: int = SIMULATED.max_question):
         super().__init__()
-        self.d = d
+        self.d, self.words, self.max_question = d, words, max_question
         c = min(d, CNN_WIDTH)
         self.conv = nn.ModuleList([nn.Conv2d(5, c, 3, stride=2, padding=1),
                                    nn.Conv2d(c, c, 3, padding=1),
                                    nn.Conv2d(c, c, 3, stride=2, padding=1)])
         self.norm = nn.ModuleList([nn.BatchNorm2d(c) for _ in range(3)])
         self.last = nn.Conv2d(c + 2, d, 1)
-        self.embed = nn.Embedding(len(VOCAB), d, padding_idx=PAD)
-        self.question = nn.Sequential(nn.Linear(MAX_QUESTION * d, 2 * d), nn.ReLU(),
+        self.embed = nn.Embedding(words, d, padding_idx=PAD)
+        self.question = nn.Sequential(nn.Linear(max_question * d, 2 * d), nn.ReLU(),
                                       nn.Linear(2 * d, d))
         self.query = nn.Linear(d, HEADS * d)
         self.fuse = nn.Sequential(nn.Linear((HEADS + 2) * d, 2 * d), nn.ReLU(),
                                   nn.Linear(2 * d, d), nn.LayerNorm(d))
         self.decoder = nn.GRU(2 * d, d, batch_first=True)
-        self.out = nn.Linear(d, len(VOCAB))
+        self.out = nn.Linear(d, words)
         self.parse = nn.Linear(2 * d, sum(ATTRIBUTES))
 
     def see(self, image: torch.Tensor) -> torch.Tensor:
@@ -104,8 +105,8 @@ class Scorer(nn.Module):
         return (words * (options != PAD)).sum(2), embedding
 
 
-def build(role: str) -> Scorer:
-    return Scorer(SIZES[role])
+def build(role: str, text: Text = SIMULATED) -> Scorer:
+    return Scorer(SIZES[role], len(text.vocabulary), text.max_question)
 
 
 def parameters(model: nn.Module) -> int:

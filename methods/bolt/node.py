@@ -19,7 +19,8 @@ from pydantic import Field
 from edgert.export.bundle import Bundle
 from edgert.methods.bolt import actions as act
 from edgert.methods.bolt import policy, request
-from edgert.methods.bolt.questions import parse
+from edgert.methods.bolt.data import option_tokens, question_tokens
+from edgert.methods.bolt.questions import Text, parse
 from edgert.methods.bolt.router import final
 from edgert.runtime.backends import open_backend
 from edgert.runtime.node import BadChunk, Node, Params, UserPath
@@ -40,15 +41,17 @@ class Answer(Node):
         threads: int = Field(1, ge=1)
 
     def start(self) -> None:
-        self.backend = open_backend(Bundle.load(self.p.bundle), "ort-cpu",
-                                    threads=self.p.threads)
+        bundle = Bundle.load(self.p.bundle)
+        self.text = Text.from_dict(bundle.manifest.preprocessing)
+        self.backend = open_backend(bundle, "ort-cpu", threads=self.p.threads)
         self.router, self.memory, self.temperature, self.mix = policy.load(
             self.p.router or self.p.bundle.parent)
         self.counts = {"answered": 0, "partial": 0, "rejected": 0, "spent": 0.0}
 
-    def score(self, image: np.ndarray, question: np.ndarray, options: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        out = self.backend.run({"image": image, "question": question, "options": options})
+    def score(self, image: np.ndarray, questions: list) -> tuple[np.ndarray, np.ndarray]:
+        out = self.backend.run({"image": image,
+                                "question": question_tokens(questions, self.text),
+                                "options": option_tokens(questions, self.text)})
         return out["scores"], out["embedding"]
 
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
@@ -57,7 +60,7 @@ class Answer(Node):
         chunk = inputs["in"]
         try:
             req, image = request.decode(chunk)
-            q = parse(req.question, req.options)
+            q = parse(req.question, req.options, self.text)
         except (BadChunk, ValueError) as exc:
             self.counts["rejected"] += 1
             where = "" if isinstance(exc, BadChunk) else f"stream {chunk.info.name!r}: " \

@@ -12,8 +12,9 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from edgert.methods.bolt import actions as act
-from edgert.methods.bolt.data import QASet
+from edgert.methods.bolt.data import QASet, option_tokens, question_tokens
 from edgert.methods.bolt.model import Scorer
+from edgert.methods.bolt.questions import Text
 from edgert.methods.bolt.router import Candidates, Router, fit_gains, fit_temperatures
 from edgert.methods.bolt.scene import BASE, view
 
@@ -25,13 +26,15 @@ TARGET_COST = 1.0
 MIXES = (0.3, 0.5, 0.7, 0.9)
 
 
-def torch_score(model: Scorer) -> act.Score:
+def torch_score(model: Scorer, text: Text) -> act.Score:
+    """The torch model as a scorer; it reads questions as `text` says."""
     model.eval()
 
-    def score(image: np.ndarray, question: np.ndarray, options: np.ndarray):
+    def score(image: np.ndarray, questions: list):
         with torch.no_grad():
-            s, e = model(torch.from_numpy(image), torch.from_numpy(question),
-                         torch.from_numpy(options))
+            s, e = model(torch.from_numpy(image),
+                         torch.from_numpy(question_tokens(questions, text)),
+                         torch.from_numpy(option_tokens(questions, text)))
         return s.numpy(), e.numpy()
 
     return score

@@ -3,13 +3,17 @@ VLM is pretrained), cache the teacher's option distributions on the target mix a
 then fine-tune the student three ways (CE only, token-level KD, option-level decision
 distillation) and fit each model's temperature on validation (NLL).
 
+On a user's Robo2VLM rows (`data`), the rows are split by image into train, validation and
+test; both models read the words of the training questions (`Text.learn`), and pretraining
+uses the training rows, as there is no broad mix of the user's robot.
+
 Option-level Decision Distillation (ODD): L = KL(p_teacher || p_student) tau^2
 + 0.1 CE(label, p_student), both over the option scores, never over tokens.
 """
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +22,12 @@ import torch.nn.functional as F
 from rich.progress import Progress
 from scipy.optimize import minimize_scalar
 
+from edgert.methods.base import Data, DataError, own_out
 from edgert.methods.bolt import policy
-from edgert.methods.bolt.data import BROAD, TARGET, QASet, generate, split, views
+from edgert.methods.bolt.data import (BROAD, TARGET, UNSEEN, QASet, from_rows, generate,
+                                      load_robo2vlm, split, views)
 from edgert.methods.bolt.model import PAD, Scorer, build
+from edgert.methods.bolt.questions import SIMULATED, Text
 from edgert.methods.cache import CHECKPOINT
 from edgert.methods.threads import one_thread
 
@@ -39,6 +46,7 @@ class Config:
     finetune_steps: int = 800
     timed_requests: int = 300
     seed: int = 0
+    data: tuple[str, ...] = ()  # Robo2VLM-1 parquet files: train and test on them instead
 
     @classmethod
     def quick(cls) -> "Config":
@@ -46,10 +54,29 @@ class Config:
                    timed_requests=60)
 
 
+MIN_ROWS = 40  # of a user's data: each of train, validation and test needs some
+
+
 def target_sets(cfg: Config) -> dict[str, QASet]:
-    """The robot's questions: train (fine-tuning), val (temperatures, router) and test."""
-    qa = generate(cfg.episodes, cfg.frames, cfg.per_frame, TARGET, 0.15, cfg.seed)
+    """The robot's questions (or the user's rows): train (fine-tuning), val (temperatures,
+    router) and test, disjoint by image."""
+    if cfg.data:
+        rows = [r for path in cfg.data for r in load_robo2vlm(path)]
+        if len(rows) < MIN_ROWS:
+            raise DataError(f"{', '.join(cfg.data)}: {len(rows)} rows; BOLT needs at least "
+                            f"{MIN_ROWS} to train, calibrate and test")
+        qa = from_rows(rows)
+    else:
+        qa = generate(cfg.episodes, cfg.frames, cfg.per_frame, TARGET, 0.15, cfg.seed)
     return dict(zip(("train", "val", "test"), split(qa, (0.5, 0.25, 0.25), cfg.seed)))
+
+
+def reads(cfg: Config, train: QASet) -> Text:
+    """The words the models read: the simulator's, or those of the user's training rows."""
+    if not cfg.data:
+        return SIMULATED
+    return Text.learn([q.text for q in train.questions],
+                      [o for q in train.questions for o in q.options])
 
 
 def broad_set(cfg: Config) -> QASet:
@@ -90,8 +117,11 @@ def lm_loss(model: Scorer, batch: dict[str, torch.Tensor], _: dict) -> torch.Ten
     attributes from the image (as a VLM's vision tower is pretrained before it answers)."""
     gold = _gold_tokens(batch)
     words = F.cross_entropy(_word_logits(model, batch).transpose(1, 2), gold, ignore_index=PAD)
-    parsed = model.attribute_logits(batch["image"])
-    return words + sum(F.cross_entropy(logits, batch["attributes"][:, i])
+    seen = batch["attributes"][:, 0] != UNSEEN  # a user's photos have no attribute labels
+    if not seen.any():
+        return words
+    parsed = model.attribute_logits(batch["image"][seen])
+    return words + sum(F.cross_entropy(logits, batch["attributes"][seen, i])
                        for i, logits in enumerate(parsed)) / len(parsed)
 
 
@@ -179,33 +209,39 @@ class Trained:
     config: Config
     models: dict[str, Scorer]
     temperature: dict[str, float] = field(default_factory=dict)
+    text: Text = SIMULATED
 
     def save(self, path: Path) -> None:
         torch.save({"config": self.config.__dict__, "temperature": self.temperature,
                     "models": {k: m.state_dict() for k, m in self.models.items()},
-                    "sizes": {k: m.d for k, m in self.models.items()}}, path)
+                    "sizes": {k: m.d for k, m in self.models.items()},
+                    "text": self.text.to_dict()}, path)
 
     @classmethod
     def load(cls, path: Path) -> "Trained":
         state = torch.load(path, map_location="cpu", weights_only=True)
+        text = Text.from_dict(state["text"])
         models = {}
         for name, weights in state["models"].items():
-            models[name] = Scorer(state["sizes"][name])
+            models[name] = Scorer(state["sizes"][name], len(text.vocabulary), text.max_question)
             models[name].load_state_dict(weights)
             models[name].eval()
-        return cls(Config(**state["config"]), models, state["temperature"])
+        config = Config(**state["config"] | {"data": tuple(state["config"].get("data", ()))})
+        return cls(config, models, state["temperature"], text)
 
 
 def train_all(cfg: Config) -> Trained:
     sets = target_sets(cfg)
-    target = views(sets["train"])
-    broad = views(broad_set(cfg))
-    val = views(sets["val"])
+    text = reads(cfg, sets["train"])
+    target = views(sets["train"], text)
+    broad = target if cfg.data else views(broad_set(cfg))
+    val = views(sets["val"], text)
+    mix = "your training rows" if cfg.data else "broad mix"
     with Progress() as bar:
-        teacher = fit(build("teacher"), broad, lm_loss, cfg.pretrain_steps, cfg.seed,
-                      progress=bar, what="teacher: pretrain (broad mix)")
-        zero_shot = fit(build("student"), broad, lm_loss, cfg.pretrain_steps, cfg.seed + 1,
-                        progress=bar, what="student: pretrain (broad mix)")
+        teacher = fit(build("teacher", text), broad, lm_loss, cfg.pretrain_steps, cfg.seed,
+                      progress=bar, what=f"teacher: pretrain ({mix})")
+        zero_shot = fit(build("student", text), broad, lm_loss, cfg.pretrain_steps,
+                        cfg.seed + 1, progress=bar, what=f"student: pretrain ({mix})")
         cached = teacher_targets(teacher, target)
         models = {"teacher": teacher, "zero_shot": zero_shot}
         for name, loss in (("ce_only", ce_loss), ("token_kd", token_kd_loss),
@@ -216,20 +252,24 @@ def train_all(cfg: Config) -> Trained:
     temps = {name: fit_temperature(scores(m, val["base"]), val["base"]["mask"],
                                    val["base"]["answer"])
              for name, m in models.items()}
-    return Trained(cfg, models, temps)
+    return Trained(cfg, models, temps, text)
 
 
-def train(out: Path | str, quick: bool = False, config: Config | None = None) -> Path:
-    """`edgert train bolt`: every model, saved as one checkpoint in `out`, and the ODD
-    student's router fitted on validation beside it."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def train(out: Path | str | None, quick: bool = False, config: Config | None = None,
+          data: Data | None = None) -> Path:
+    """`edgert train bolt [--data FILE.parquet...]`: every model, saved as one checkpoint in
+    `out`, and the ODD student's router fitted on validation beside it."""
     cfg = config or (Config.quick() if quick else Config())
+    if data is not None:
+        cfg = replace(cfg, data=tuple(str(p) for p in data.paths))
+    out = own_out(out) if data is not None else Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     with one_thread():
         trained = train_all(cfg)
         sets = target_sets(cfg)
         t = trained.temperature["odd"]
-        router, mem, mix, _ = policy.fit(policy.torch_score(trained.models["odd"]),
+        router, mem, mix, _ = policy.fit(policy.torch_score(trained.models["odd"],
+                                                            trained.text),
                                          sets["train"], sets["val"], t)
     policy.save(out, router, mem, t, mix)
     trained.save(out / CHECKPOINT)
