@@ -190,7 +190,7 @@ def soak(results: dict, path: Path) -> Path | None:
     runs = {name: r for name, r in results.items() if "samples" in r}
     if not runs:
         return None
-    fig, (mem, threads) = _grid(2, 4.5, 3.2)[1]
+    fig, (mem, threads) = _grid(2, 4.5, 3.2)
     for name, r in runs.items():
         t = [s["t_s"] / 60 for s in r["samples"]]
         mem.plot(t, [s["rss_mb"] for s in r["samples"]], label=f"{name} ({r['speed']:g}x)")
