@@ -270,6 +270,7 @@ def test_evaluate_reports_every_variant_metric_and_scale(tmp_path):
     json.dumps(result)
 
 
+@pytest.mark.slow  # 35 s; `edgert bench pipelines` itself is in the default run (test_bench.py)
 def test_bench_times_each_scale_on_onnx_runtime_and_on_torch_eager(cache, tmp_path):
     from edgert.benchmarks.pipelines import Config as BenchConfig
     from edgert.benchmarks.pipelines import run_pipelines
