@@ -198,7 +198,7 @@ def demo(
         _fail(f"no demo named {name!r}; available: {', '.join(sorted(available))}")
     figures = report.parent if report else Path(tempfile.gettempdir()) / "edgert-demos"
     with _starting():
-        result = available[name](duration, run_live, figures)
+        result = _with_data(lambda: available[name](duration, run_live, figures), None)
     _finish(result, report, f"demo {name}")
 
 
@@ -243,7 +243,8 @@ def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str]):
 
 
 def _with_data(call, data):
-    """Run a method's train or evaluate; a recording it cannot use is the user's to fix."""
+    """Run a method's train, evaluate or demo; a recording or model it cannot use is the
+    user's to fix."""
     from edgert.methods.base import DataError
 
     try:

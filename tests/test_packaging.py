@@ -41,3 +41,16 @@ def test_entry_points_and_the_script_name_edgert_modules():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     targets = [project["scripts"]["edgert"], *project["entry-points"]["edgert.methods"].values()]
     assert all(t.startswith("edgert.") for t in targets)
+
+
+def test_every_file_of_a_shipped_bundle_is_package_data():
+    """A shipped bundle's sub-bundles (BTTA-DG's baseline, AVDE's generator) install too."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]
+    for bundle in ROOT.glob("methods/*/shipped/bundle"):
+        method = bundle.parents[1]
+        patterns = data.get(f"edgert.methods.{method.name}", [])
+        for path in filter(Path.is_file, bundle.rglob("*")):
+            relative = path.relative_to(method)
+            assert any(relative.match(p) and len(relative.parts) == len(Path(p).parts)
+                       for p in patterns), f"{relative} is not in {method.name}'s package-data"
