@@ -63,8 +63,8 @@ def ship(name: str, out: Path | None = None) -> Path:
         out = Path(out or shipped_folder(name))
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        for extra in checkpoint.parent.iterdir():
-            if extra.is_file() and extra.name != checkpoint.name:
+        for extra in checkpoint.parent.iterdir():  # what a node reads beside the bundle;
+            if extra.is_file() and extra.suffix != ".pt":  # checkpoints live in the bundle
                 shutil.copy2(extra, out / extra.name)
         shutil.copytree(bundle.path, out / "bundle")
     Bundle.load(out / "bundle")

@@ -25,7 +25,8 @@ def test_a_shipped_bundle_verifies_and_says_how_it_was_made(method):
     made = Bundle.load(path).manifest.provenance
     assert made.command.startswith(f"edgert train {method} --quick") and made.seed == 0
     assert made.code_version and made.sources == f"methods/{method}"
-    assert "sources_match" in result.stdout
+    assert '"sources_match": true' in result.stdout, \
+        f"methods/{method} changed since its bundle shipped: python -m edgert.methods.ship {method}"
 
 
 def test_a_fresh_machine_uses_the_shipped_bundles(edgert_cache):
