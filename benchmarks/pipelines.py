@@ -104,22 +104,40 @@ def measure(path: Path, cfg: Config, seed: int, extra: list[str] = ()) -> dict:
     """One run of one pipeline file (`extra`: more `--set` values): its report's figures and
     the process's resources."""
     players, overrides = simulated(specs.load(path), cfg, seed)
-    overrides = [*overrides, *extra]
+    usage: dict = {}
+
+    def work(proc: subprocess.Popen) -> None:
+        with Sampler(pid=proc.pid, interval=0.2, tools=True) as sampler:
+            for player in players:
+                player.start()
+            for player in players:
+                player.wait()
+        usage.update(sampler.summary())
+
+    saved = fed_run(path, [*overrides, *extra], players, cfg.connect_timeout, work)
+    if "skipped" in saved:
+        return saved
+    if not any(r.get("processed") for r in saved["nodes"].values()):
+        return {"skipped": "no node processed anything: the feed sent nothing the "
+                           "pipeline took"}
+    return summary(saved, usage)
+
+
+def fed_run(path: Path, overrides: list[str], players: list, timeout: float, work) -> dict:
+    """`edgert run` of `path` fed by `players`: open them, wait until the run connects, call
+    `work(proc)` (it starts the players), then stop the run as Ctrl-C does. Its saved report,
+    or {"skipped": why}."""
     for player in players:
         player.open()
     with tempfile.TemporaryDirectory() as tmp:
         report, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
         proc = edgert_run(path, overrides, report, log)
         try:
-            if not connected(players, proc, cfg.connect_timeout):
+            if not connected(players, proc, timeout):
                 why = "never connected" if proc.poll() is None else f"exited {proc.returncode}"
                 stop(proc)
                 return {"skipped": f"edgert run {why}: {tail(log)}"}
-            with Sampler(pid=proc.pid, interval=0.2, tools=True) as sampler:
-                for player in players:
-                    player.start()
-                for player in players:
-                    player.wait()
+            work(proc)
             stop(proc)
         finally:
             for player in players:
@@ -128,11 +146,7 @@ def measure(path: Path, cfg: Config, seed: int, extra: list[str] = ()) -> dict:
                 proc.kill()
         if not report.exists():
             return {"skipped": f"edgert run wrote no report: {tail(log)}"}
-        saved = json.loads(report.read_text())
-        if not any(r.get("processed") for r in saved["nodes"].values()):
-            return {"skipped": "no node processed anything: the feed sent nothing the "
-                               "pipeline took"}
-        return summary(saved, sampler.summary())
+        return json.loads(report.read_text())
 
 
 def connected(players: list, proc: subprocess.Popen, timeout: float) -> bool:

@@ -9,7 +9,6 @@ edge is accounted for at its consumer: processed, quarantined, dropped, expired 
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -19,7 +18,7 @@ import psutil
 from edgert import pipelines
 from edgert.benchmarks import plots
 from edgert.benchmarks.suite import machine
-from edgert.benchmarks.pipelines import connected, edgert_run, stop, tail
+from edgert.benchmarks.pipelines import fed_run
 from edgert.runtime.methods import for_pipeline
 from edgert.streams.replay import Replay
 
@@ -54,25 +53,14 @@ def soak_pipeline(name: str, seconds: float, speed: float = SPEED, progress=None
     players, overrides = method.sources(f"edgert-soak-{uuid.uuid4().hex[:6]}", LAP_S)
     players = [Replay(p.recordings, speed=speed, chunk_size=p.chunk_size, loop=True)
                for p in players]
-    for player in players:
-        player.open()
-    with tempfile.TemporaryDirectory() as tmp:
-        report_path, log = Path(tmp) / "report.json", Path(tmp) / "log.txt"
-        proc = edgert_run(pipelines.find(name), overrides, report_path, log)
-        try:
-            if not connected(players, proc, 60.0):
-                stop(proc)
-                return {"skipped": f"edgert run never connected: {tail(log)}"}
-            samples = watch(name, psutil.Process(proc.pid), players, seconds, progress, task)
-            stop(proc)
-        finally:
-            for player in players:
-                player.stop()
-            if proc.poll() is None:
-                proc.kill()
-        if not report_path.exists():
-            return {"skipped": f"edgert run wrote no report: {tail(log)}"}
-        report = json.loads(report_path.read_text())
+    samples: list[dict] = []
+
+    def work(proc) -> None:
+        samples.extend(watch(name, psutil.Process(proc.pid), players, seconds, progress, task))
+
+    report = fed_run(pipelines.find(name), overrides, players, 60.0, work)
+    if "skipped" in report:
+        return report
     rates = {r.info.name: r.info.rate for p in players for r in p.recordings}
     sent = {k: v for p in players for k, v in p.pushed.items()}
     played = max(n / rates[k] for k, n in sent.items() if rates[k] > 0)
