@@ -331,8 +331,7 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
     results["soak_pipelines"] = {}
     for name in ("bci", "car"):
         step(f"{name} soak")
-        results["soak_pipelines"][name] = soak_pipeline(name, cfg.soak_s, progress=progress,
-                                                        task=task)
+        results["soak_pipelines"][name] = soak_pipeline(name, cfg.soak_s, progress=progress)
         _advance(progress, task)
     soaked = [r for r in results["soak_pipelines"].values() if "skipped" not in r]
     faults = results["faults"].values()

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+from rich.progress import Progress
 
 from edgert import pipelines
 from edgert.benchmarks import plots
@@ -45,10 +46,11 @@ def unaccounted(report: dict) -> dict[str, int]:
             for node, n in arrived.items()}
 
 
-def soak_pipeline(name: str, seconds: float, speed: float = SPEED, progress=None, task=None
-                  ) -> dict:
+def soak_pipeline(name: str, seconds: float, speed: float = SPEED, progress=None) -> dict:
     """Run pipeline `name` (a method's, with simulated sources) for `seconds` of wall time at
-    `speed` times real time; resources over time and the report's counters."""
+    `speed` times real time; resources over time and the report's counters. With a rich
+    `progress`, a bar of its own counts the seconds."""
+    task = progress.add_task(f"soak: {name} (seconds)", total=seconds) if progress else None
     method = for_pipeline(name)
     players, overrides = method.sources(f"edgert-soak-{uuid.uuid4().hex[:6]}", LAP_S)
     players = [Replay(p.recordings, speed=speed, chunk_size=p.chunk_size, loop=True)
@@ -56,7 +58,7 @@ def soak_pipeline(name: str, seconds: float, speed: float = SPEED, progress=None
     samples: list[dict] = []
 
     def work(proc) -> None:
-        samples.extend(watch(name, psutil.Process(proc.pid), players, seconds, progress, task))
+        samples.extend(watch(psutil.Process(proc.pid), players, seconds, progress, task))
 
     report = fed_run(pipelines.find(name), overrides, players, 60.0, work)
     if "skipped" in report:
@@ -67,8 +69,8 @@ def soak_pipeline(name: str, seconds: float, speed: float = SPEED, progress=None
     return summary(name, seconds, speed, samples, report, sent, played)
 
 
-def watch(name: str, proc: psutil.Process, players: list[Replay], seconds: float, progress,
-          task) -> list[dict]:
+def watch(proc: psutil.Process, players: list[Replay], seconds: float, progress, task
+          ) -> list[dict]:
     """Start the players and sample the pipeline process every SAMPLE_S until `seconds`."""
     for player in players:
         player.start()
@@ -76,8 +78,7 @@ def watch(name: str, proc: psutil.Process, players: list[Replay], seconds: float
     while (elapsed := time.monotonic() - t0) < seconds:
         samples.append({"t_s": round(elapsed, 1), **usage(proc)})
         if progress is not None:
-            progress.update(task, description=f"soak: {name}, {elapsed / 60:.0f} of "
-                                              f"{seconds / 60:.0f} min")
+            progress.update(task, completed=elapsed)
         time.sleep(min(SAMPLE_S, max(seconds - elapsed, 0.01)))
     samples.append({"t_s": round(time.monotonic() - t0, 1), **usage(proc)})
     return samples
@@ -112,10 +113,13 @@ def main() -> None:
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results = {}
-    for name in args.pipelines:
-        print(f"soaking {name} for {args.minutes:g} min at {SPEED:g}x real time", flush=True)
-        results[name] = soak_pipeline(name, args.minutes * 60)
-        args.out.write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
+    with Progress() as progress:
+        for name in args.pipelines:
+            progress.console.print(f"soaking {name} for {args.minutes:g} min at {SPEED:g}x "
+                                   "real time")
+            results[name] = soak_pipeline(name, args.minutes * 60, progress=progress)
+            args.out.write_text(json.dumps({"machine": machine(), "results": results},
+                                           indent=1))
     print(f"results written to {args.out}")
     print(f"figure written to {plots.soak(results, args.out.with_suffix('.png'))}")
 
