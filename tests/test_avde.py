@@ -19,7 +19,7 @@ from edgert.methods.avde import simulate
 from edgert.methods.avde.data import (Viewing, pretraining_corpus, read, read_things,
                                       simulated, ssvep_trials)
 from edgert.methods.avde.demo import overrides, recordings
-from edgert.methods.avde.evaluate import VARIANTS, Config, evaluate
+from edgert.methods.avde.evaluate import VARIANTS, Config, block_probe, evaluate
 from edgert.methods.avde.export import cached_bundle
 from edgert.methods.avde.figures import figures
 from edgert.methods.avde.generate import Generator, Sampling
@@ -136,8 +136,17 @@ def test_pretraining_reads_the_shared_real_eeg_and_the_ssvep_check_its_targets()
     assert len(corpus) == 6 and sum(seconds.values()) > 600
     windows, channels = corpus[0]
     assert windows.shape[1:] == (len(channels), 800)
-    x, y, channels = ssvep_trials()
+    x, y, channels, frequencies = ssvep_trials()
     assert x.shape[1:] == (len(channels), 200) and set(y) == {0, 1, 2} and len(y) > 200
+    assert frequencies == (10, 12, 15) and "TRG" not in channels  # the flat trigger is left out
+
+
+def test_block_probe_reads_a_signal_and_not_noise():
+    rng = np.random.default_rng(0)
+    labels = np.repeat([0, 1, 2], 60)
+    noise = rng.normal(size=(180, 5))
+    assert block_probe(noise, labels) < 0.6
+    assert block_probe(noise + 3 * np.eye(3)[labels] @ rng.normal(size=(3, 5)), labels) > 0.9
 
 
 def test_tokenizer_codes_and_symmetric_masked_modelling_train():
@@ -264,7 +273,8 @@ def test_evaluate_reports_every_variant_metric_and_scale(tmp_path):
     assert set(avde["scales"]) == {"1", "2", "4", "8"}
     assert result["results"]["diffusion"]["params_generator"] > 4 * avde["params_generator"]
     assert result["held_out_images"] == 48 and result["pretraining"]["seconds"]["simulated"] > 0
-    assert set(result["real_data"]["ssvep"]) >= {"pretrained", "untrained", "chance"}
+    assert set(result["real_data"]["ssvep"]) >= {"pretrained", "untrained", "chance",
+                                                 "training_free", "spectrum_probe"}
     paths = figures(result, tmp_path / "eval.json")
     assert [p.name for p in paths] == ["eval.examples.png", "eval.scales.png"]
     json.dumps(result)

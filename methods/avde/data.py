@@ -226,9 +226,11 @@ def resample(x: np.ndarray, rate: float) -> np.ndarray:
     return signal.resample_poly(x, f.numerator, f.denominator, axis=0)
 
 
-def ssvep_trials() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]] | None:
-    """The shared SSVEP recording's 1-s trials after each stimulus marker (`1.4,LABEL,...`)
-    at 200 Hz, their attended target, and the channels; None if the file is absent."""
+def ssvep_trials() -> tuple[np.ndarray, np.ndarray, tuple[str, ...], tuple[float, ...]] | None:
+    """The shared SSVEP recording's 1-s trials after each stimulus marker
+    (`1.4,LABEL,F0,F1,F2`) at 200 Hz, their attended target (an index into the flicker
+    frequencies F0..F2), the channels, and the frequencies; None if the file is absent. A
+    channel that never changes (the DSI-7's trigger channel, TRG) is left out."""
     from edgert.streams.xdf_read import read_xdf
 
     path = recordings_folder() / "xdf" / "bciess_ssvep_dsi7.xdf"
@@ -237,13 +239,17 @@ def ssvep_trials() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]] | None:
     streams = read_xdf(path)
     eeg = next(r for r in streams if r.info.type.upper() == "EEG")
     markers = next(r for r in streams if r.info.dtype == "string")
-    x = simulate.filtered(resample(np.asarray(eeg.data, np.float64), eeg.info.rate), RATE)
+    raw = np.asarray(eeg.data, np.float64)
+    live = raw.std(0) > 0
+    x = simulate.filtered(resample(raw[:, live], eeg.info.rate), RATE)
     stamps = eeg.timestamps[0] + np.arange(len(x)) / RATE
-    trials, labels = [], []
+    trials, labels, frequencies = [], [], ()
     for t, (value,) in zip(markers.timestamps, markers.data):
         fields = str(value).split(",")
         start = int(np.searchsorted(stamps, t))
         if len(fields) >= 3 and start + PATCH <= len(x):
             trials.append(x[start:start + PATCH].T)
             labels.append(int(fields[1]))
-    return np.stack(trials).astype(np.float32), np.array(labels), eeg.info.channels
+            frequencies = tuple(float(f) for f in fields[2:])
+    channels = tuple(c for c, keep in zip(eeg.info.channels, live) if keep)
+    return np.stack(trials).astype(np.float32), np.array(labels), channels, frequencies
