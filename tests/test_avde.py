@@ -273,6 +273,12 @@ def test_evaluate_reports_every_variant_metric_and_scale(tmp_path):
     assert set(avde["scales"]) == {"1", "2", "4", "8"}
     assert result["results"]["diffusion"]["params_generator"] > 4 * avde["params_generator"]
     assert result["held_out_images"] == 48 and result["pretraining"]["seconds"]["simulated"] > 0
+    assert set(result["image_condition"]) == {"avde", "retrieval_only"}
+    assert "attr_mean" in result["image_condition"]["avde"]
+    spread = result["stage1_seeds"]
+    assert set(spread) == {"avde", "no_pretraining", "mse_only"}
+    assert all(s["seeds"] == cfg.stage1_seeds and 0 <= s["top1_mean"] <= 1
+               for s in spread.values())
     assert set(result["real_data"]["ssvep"]) >= {"pretrained", "untrained", "chance",
                                                  "training_free", "spectrum_probe"}
     paths = figures(result, tmp_path / "eval.json")
