@@ -28,7 +28,7 @@ from edgert.methods.avde import images as image_set
 from edgert.methods.avde import train as training
 from edgert.methods.avde.baselines import (nearest_training_image, sample_diffusion,
                                            train_diffusion)
-from edgert.methods.avde.data import RATE, read, simulated, ssvep_trials
+from edgert.methods.avde.data import RATE, Viewing, read, simulated, ssvep_trials
 from edgert.methods.avde.generate import Generator, Sampling
 from edgert.methods.avde.model import LaBraM, electrode_index
 from edgert.methods.avde.node import encode_png
@@ -194,7 +194,7 @@ def image_condition(trained: training.Trained, held_out: np.ndarray, train: np.n
             "retrieval_only": attributes_right(judge.read(nearest), attributes)}
 
 
-def stage1_spread(viewing, pretrained: LaBraM | None, gallery: np.ndarray, first: dict,
+def stage1_spread(viewing: Viewing, pretrained: LaBraM, gallery: np.ndarray, first: dict,
                   cfg: Config, advance) -> dict:
     """Retrieval of each stage-1 variant over `cfg.stage1_seeds` seeds (initialisation and
     batch order; the first is the evaluated model's, `first`): one seed's top-1 on a few dozen
