@@ -207,9 +207,7 @@ def stage1_spread(viewing: Viewing, pretrained: LaBraM, gallery: np.ndarray, fir
         runs = [first[name]]
         for seed in range(cfg.seed + 1, cfg.seed + cfg.stage1_seeds):
             torch.manual_seed(seed)
-            encoder = LaBraM(cfg.width, cfg.depth)
-            if how["pretrained"]:
-                encoder.load_state_dict(pretrained.state_dict())
+            encoder = training.stage1_start(pretrained if how["pretrained"] else None, cfg)
             model = training.align(encoder, eeg, gallery[shown], viewing.channels,
                                    cfg.model_copy(update={"seed": seed}), how["contrastive"],
                                    advance)

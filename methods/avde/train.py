@@ -209,6 +209,14 @@ def pretrain(cfg: Config, advance) -> tuple[LaBraM, dict]:
                      "masked_modelling_loss": loss.item()}
 
 
+def stage1_start(pretrained: LaBraM | None, cfg: Config) -> LaBraM:
+    """The encoder stage 1 fine-tunes: a copy of `pretrained`, or a new one (no_pretraining)."""
+    start = pretrained if pretrained is not None else LaBraM(cfg.width, cfg.depth)
+    encoder = LaBraM(**start.config)
+    encoder.load_state_dict(start.state_dict())
+    return encoder
+
+
 def align(encoder: LaBraM, eeg: np.ndarray, targets: np.ndarray, channels, cfg: Config,
           contrastive: float, advance) -> EEGToImage:
     """Stage 1: the encoder and a head to the image embeddings of the trials' images."""
@@ -291,9 +299,7 @@ def train_all(viewing: Viewing, cfg: Config, variants: tuple[str, ...] = ("avde"
     aligned = {}
     for name in variants:
         say(f"stage 1 ({name})")
-        start = pretrained if STAGE1[name]["pretrained"] else LaBraM(cfg.width, cfg.depth)
-        encoder = LaBraM(**start.config)
-        encoder.load_state_dict(start.state_dict())
+        encoder = stage1_start(pretrained if STAGE1[name]["pretrained"] else None, cfg)
         aligned[name] = align(encoder, eeg, gallery[shown], viewing.channels, cfg,
                               STAGE1[name]["contrastive"], advance)
     say("stage 2: VQ-VAE and next-scale prediction")
