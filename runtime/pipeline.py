@@ -177,8 +177,10 @@ class Pipeline:
 
     def shortfalls(self, report: dict) -> list[str]:
         """Why a finished run did not do its job: it stopped itself, a node quarantined every
-        chunk it got, a sink received nothing, or a node failed at its job (its `failed`)."""
+        chunk it got, a source's loop failed, a sink received nothing, or a node failed at its
+        job (its `failed`)."""
         found = [self.fatal] if self.fatal else []
+        found += self.scheduler.died.values()
         for name, node in report["nodes"].items():
             if node["quarantined"] and not node["processed"]:
                 found.append(f"node {name!r} quarantined all {node['quarantined']} chunks it "

@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
+
+import numpy as np
 
 from edgert.runtime.edge import Edge
 from edgert.runtime.node import BadChunk, Misconfigured, Node, Source
@@ -23,6 +26,7 @@ log = logging.getLogger(__name__)
 SILENCE_S = 2.0  # a regular stream quiet this long is reported
 JUMP_S = 0.1  # timestamps this far back from the newest seen: the source's clock was reset
 RESTART_S, RESTART_MAX_S = 0.1, 5.0  # on_error: restart backs off from 0.1 s to 5 s
+MAX_STREAMS = 1024  # streams whose newest stamp is remembered; the least recent goes first
 
 
 class Scheduler:
@@ -52,6 +56,10 @@ class Scheduler:
         self.processed = {name: 0 for name in nodes}
         self.running = threading.Event()
         self.fatal: str | None = None  # why the run stopped itself (a Misconfigured node)
+        self.died: dict[str, str] = {}  # sources whose loop failed, and why
+        self.last_heard: dict[str, float] = {}
+        self.newest: OrderedDict[tuple, float] = OrderedDict()  # newest stamp per stream
+        self.next_restart = {name: 0.0 for name in nodes}
         self.threads: list[threading.Thread] = []
         self.workers: list[threading.Thread] = []
 
@@ -83,34 +91,52 @@ class Scheduler:
             e.close()
 
     def _read(self, name: str) -> None:
-        source = self.nodes[name]
-        stage = self.tracer.stages[name]
-        last: float | None = None
-        stamp: float | None = None
-        while self.running.is_set():
-            try:
-                chunk = source.read(0.1)
-            except Misconfigured as e:
-                self.fatal = self.fatal or f"node {name!r}: {e}"
-                self.running.clear()
-                return
-            except (BadChunk, WireError) as e:  # a peer's bad message: count it, read on
-                self.quarantine.reject(name, e.kind if isinstance(e, BadChunk) else "wire",
-                                       str(e))
-                continue
-            except Exception as e:
-                self._failed(name, "read", None, e)
-                time.sleep(0.1)
-                continue
-            if chunk is None:
-                continue
-            self._heard(name, chunk, last)
-            last = time.monotonic()
-            stamp = self._jumped(name, chunk, stamp)
-            self.processed[name] += 1
-            if len(chunk):
-                self._latency(name, chunk, stage)
-            self._emit(name, {"out": chunk})
+        """A source's loop. Nothing a peer sends can end it: a refused message is counted and
+        costs no wait; a read that raises is counted too and retried, backing off only while
+        it keeps failing. Should the loop itself fail, the run records why (a shortfall)."""
+        failing = 0
+        try:
+            while self.running.is_set():
+                try:
+                    chunk = self.nodes[name].read(0.1)
+                except Misconfigured as e:
+                    self._stop_run(f"node {name!r}: {e}")
+                    return
+                except (BadChunk, WireError) as e:  # a peer's bad message: count it, read on
+                    self.quarantine.reject(name, e.kind if isinstance(e, BadChunk) else "wire",
+                                           str(e))
+                    continue
+                except Exception as e:
+                    self._failed(name, "read", None, e)
+                    failing += 1
+                    if failing > 1:  # a broken device, not one bad message: do not spin
+                        time.sleep(min(0.01 * 2 ** failing, 0.5))
+                    continue
+                failing = 0
+                if chunk is not None:
+                    self._source_chunk(name, chunk)
+        except Exception as e:  # a defect here must not end the source in silence
+            log.exception("source %r stopped", name)
+            self.died[name] = f"source {name!r} stopped: {type(e).__name__}: {e}"
+            if self.on_error.get(name) == "stop":
+                self._stop_run(self.died[name])
+
+    def _source_chunk(self, name: str, chunk: Chunk) -> None:
+        """Time and pass on one chunk a source read (its stamps must be times to be timed;
+        the rest of it is checked at each node it reaches)."""
+        stamps = np.asarray(chunk.timestamps)
+        if stamps.dtype.kind not in "fiu" or not np.isfinite(stamps).all():
+            self.quarantine.add(name, "out", chunk, "timestamps",
+                                "timestamps that are not finite numbers")
+            return
+        now = time.monotonic()
+        self._heard(name, chunk, self.last_heard.get(name))
+        self.last_heard[name] = now
+        jumped = self._jumped(name, chunk)
+        self.processed[name] += 1
+        if len(chunk) and not jumped:
+            self._latency(name, chunk, self.tracer.stages[name])
+        self._emit(name, {"out": chunk})
 
     def _work(self, name: str) -> None:
         wake = self.wake[name]
@@ -149,8 +175,7 @@ class Scheduler:
             self.quarantine.add(name, port, chunk, e.kind, str(e))
             return
         except Misconfigured as e:
-            self.fatal = self.fatal or f"node {name!r}: {e}"
-            self.running.clear()
+            self._stop_run(f"node {name!r}: {e}")
             return
         except Exception as e:
             self._failed(name, port, chunk, e)
@@ -187,22 +212,31 @@ class Scheduler:
                 log.warning("node %r: stream %r was silent for %.1f s; counted in the "
                             "report's silences", name, chunk.info.name, quiet)
 
-    def _jumped(self, name: str, chunk: Chunk, stamp: float | None) -> float | None:
-        """A source's timestamps going back (its clock reset): the chunk is flagged `gap`, so
-        windows and filters restart instead of mixing two clocks, and the jump is counted.
-        Returns the newest timestamp seen."""
+    def _jumped(self, name: str, chunk: Chunk) -> bool:
+        """A stream's timestamps going back (its source's clock reset): the chunk is flagged
+        `gap`, so windows and filters restart instead of mixing two clocks, and the jump is
+        counted. Each stream of a source is judged against its own newest stamp, and a stamp
+        ahead of this machine's clock (a clock fault) never becomes the newest."""
         if not len(chunk):
-            return stamp
-        newest = float(chunk.timestamps[-1])
-        if stamp is None or chunk.timestamps[0] >= stamp - JUMP_S:
-            return newest if stamp is None else max(stamp, newest)
+            return False
+        key = (name, chunk.info.name, chunk.info.source_id)
+        newest = min(float(chunk.timestamps[-1]), local_clock() + JUMP_S)
+        stamp = self.newest.get(key)
+        jumped = stamp is not None and chunk.timestamps[0] < stamp - JUMP_S
+        self.newest[key] = newest if stamp is None or jumped else max(stamp, newest)
+        self.newest.move_to_end(key)
+        if len(self.newest) > MAX_STREAMS:
+            self.newest.popitem(last=False)
+        if not jumped:
+            return False
         chunk.gap = True
         self.clock_jumps[name] += 1
         if self.clock_jumps[name] == 1:
             log.warning("node %r: stream %r jumped %.3f s back in time (its clock was reset); "
-                        "the chunk is marked as a gap and counted in clock_jumps", name,
-                        chunk.info.name, stamp - chunk.timestamps[0])
-        return newest  # the new clock from here on
+                        "the chunk is marked as a gap, counted in clock_jumps and kept out of "
+                        "the latency percentiles", name, chunk.info.name,
+                        stamp - chunk.timestamps[0])
+        return True
 
     def _failed(self, name: str, port: str, chunk: Chunk | None, error: Exception) -> None:
         """A node raised: count it like a bad chunk and log the traceback once; then, as its
@@ -216,23 +250,31 @@ class Scheduler:
             self.quarantine.reject(name, kind, str(error))
         policy = self.on_error.get(name, "continue")
         if policy == "stop":
-            self.fatal = self.fatal or f"node {name!r} raised {type(error).__name__}: {error} " \
-                                       "(on_error: stop)"
-            self.running.clear()
+            self._stop_run(f"node {name!r} raised {type(error).__name__}: {error} "
+                           "(on_error: stop)")
         elif policy == "restart":
             self._restart(name)
 
     def _restart(self, name: str) -> None:
-        """Stop and start the node again after a backoff that doubles with each restart."""
-        node = self.nodes[name]
+        """Stop and start the node again, at most once per back-off interval (doubling with
+        each restart); failures in between are counted only. Never sleeps: the thread that
+        hit the failure may be a source's, and the node's lock may be held."""
+        now = time.monotonic()
+        if now < self.next_restart[name]:
+            return
         self.restarts[name] += 1
-        time.sleep(min(RESTART_S * 2 ** (self.restarts[name] - 1), RESTART_MAX_S))
+        self.next_restart[name] = now + min(RESTART_S * 2 ** (self.restarts[name] - 1),
+                                            RESTART_MAX_S)
+        node = self.nodes[name]
         try:
             node.stop()
             node.start()
         except Exception as e:
-            self.fatal = self.fatal or f"node {name!r} could not restart: {e}"
-            self.running.clear()
+            self._stop_run(f"node {name!r} could not restart: {e}")
+
+    def _stop_run(self, why: str) -> None:
+        self.fatal = self.fatal or why
+        self.running.clear()
 
     def _emit(self, name: str, out: dict, t0: float | None = None,
               t1: float | None = None) -> None:

@@ -12,8 +12,8 @@ class Latency:
     """Durations in seconds kept in a ring (the most recent `size`); count and max are all-time.
 
     A latency from a source's timestamp that is negative beyond `CLOCK_TOLERANCE_S` (the
-    sender's clock ahead of this one) is a clock fault: counted in `clock_faults`, kept out of
-    the percentiles, which it would poison. One writer at a time (a node's stage runs under
+    sender's clock ahead of this one), or not finite, is a clock fault: counted in
+    `clock_faults`, kept out of the percentiles, which it would poison. One writer at a time (a node's stage runs under
     its lock), so no lock on the hot path.
     """
 
@@ -25,6 +25,9 @@ class Latency:
 
     def add(self, seconds: float) -> bool:
         """Record one latency; False if it was a clock fault."""
+        if not np.isfinite(seconds):
+            self.clock_faults += 1
+            return False
         if seconds < 0:
             if seconds < -CLOCK_TOLERANCE_S:
                 self.clock_faults += 1
@@ -38,7 +41,7 @@ class Latency:
 
     def extend(self, seconds: np.ndarray) -> None:
         seconds = np.asarray(seconds, dtype=float)[-len(self.values):]
-        faults = seconds < -CLOCK_TOLERANCE_S
+        faults = ~(seconds >= -CLOCK_TOLERANCE_S) | ~np.isfinite(seconds)
         self.clock_faults += int(faults.sum())
         seconds = np.maximum(seconds[~faults], 0.0)
         if len(seconds) == 0:

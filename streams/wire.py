@@ -19,6 +19,9 @@ DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float16", "float32", "float64")
 REGULAR_TOLERANCE = 1e-9
 MAX_DIMS = 8  # samples, then up to 7 dimensions per sample (images: H, W, C)
+MAX_SIZE = 2**32  # no dimension, and no sample, holds more values than this
+MAX_SEQ = 2**63
+MAX_TIME = 1e12  # seconds: a clock (monotonic or Unix) reads far less; larger is not a time
 HEADER_KEYS = {"v": int, "stream": dict, "seq": int, "gap": bool, "dtype": str, "shape": list}
 STREAM_KEYS = {"name": str, "type": str, "channels": list, "units": list, "rate": (int, float),
                "dtype": str, "source_id": str}
@@ -76,15 +79,28 @@ def encode_error(message: str) -> list[bytes]:
     return [msgpack.packb({"v": VERSION, "error": message}), b""]
 
 
-def decode(frames: list) -> Chunk:
+def decode(frames: list, reply: bool = False) -> Chunk:
     """A chunk from [header, payload]; numeric data is a view of the payload frame, no copy.
 
+    Anything malformed raises WireError, whatever part of the message is wrong: a receiver
+    counts it and reads on. An error reply raises RemoteError, but only where one may come
+    (`reply`: the answer to a request); elsewhere it is a WireError like any bad header.
     The view may be unaligned (ZeroMQ packs small messages into one receive buffer) and is
     read-only when the frame is immutable (bytes); copy it where that matters.
     """
+    try:
+        return _decode(frames, reply)
+    except (WireError, RemoteError):
+        raise
+    except Exception as exc:  # a defect of this module; the peer's message is still refused
+        raise WireError(None, "message", f"cannot be decoded ({type(exc).__name__}: {exc})") \
+            from None
+
+
+def _decode(frames: list, reply: bool) -> Chunk:
     if len(frames) != 2:
         raise WireError(None, "frames", f"expected 2 frames [header, payload], got {len(frames)}")
-    header = decode_header(frames[0])
+    header = decode_header(frames[0], reply)
     name = header["stream"]["name"]
     shape = tuple(header["shape"])
     payload = memoryview(frames[1])
@@ -102,8 +118,9 @@ def decode(frames: list) -> Chunk:
                  trace=[(s, float(a), float(b)) for s, a, b in header.get("trace", [])])
 
 
-def decode_header(frame: Frame) -> dict[str, Any]:
-    """The header map, checked: every required field present with the right type."""
+def decode_header(frame: Frame, reply: bool = False) -> dict[str, Any]:
+    """The header map, checked: every field present with the right type and a value it may
+    have (a known dtype, finite times, sizes a sample can hold)."""
     try:
         header = msgpack.unpackb(frame)
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
@@ -114,7 +131,10 @@ def decode_header(frame: Frame) -> dict[str, Any]:
         raise WireError(None, "v", f"wire version {header.get('v')!r} is not supported "
                         f"(this reader speaks {VERSION})")
     if "error" in header:
-        raise RemoteError(str(header["error"]))
+        if reply:
+            raise RemoteError(str(header["error"]))
+        raise WireError(None, "error", f"an error reply ({str(header['error'])[:200]!r}) "
+                        "where a chunk was expected")
     stream = header.get("stream")
     name = stream.get("name") if isinstance(stream, dict) else None
     name = name if isinstance(name, str) else None
@@ -123,6 +143,7 @@ def decode_header(frame: Frame) -> dict[str, Any]:
     for key in ("channels", "units"):
         if not all(isinstance(x, str) for x in stream[key]):
             raise WireError(name, f"stream.{key}", "expected an array of strings")
+    _check_values(header, stream, name)
     _check_layout(header, name)
     return header
 
@@ -162,25 +183,43 @@ def _check(mapping: dict, keys: dict, name: str | None, prefix: str) -> None:
                             f"got {type(value).__name__} {value!r}")
 
 
+def _check_values(header: dict, stream: dict, name: str | None) -> None:
+    """Values the types allow but a stream cannot have."""
+    if stream["dtype"] != STRING and stream["dtype"] not in DTYPES:
+        raise WireError(name, "stream.dtype", f"unknown dtype {stream['dtype']!r}; expected "
+                        f"one of {', '.join(DTYPES)} or {STRING!r}")
+    rate = stream["rate"]
+    if not math.isfinite(rate) or rate < 0:
+        raise WireError(name, "stream.rate", f"expected a finite rate >= 0 (0: irregular), "
+                        f"got {rate!r}")
+    if not 0 <= header["seq"] < MAX_SEQ:
+        raise WireError(name, "seq", f"expected 0 <= seq < 2**63, got {header['seq']!r}")
+
+
 def _check_layout(header: dict, name: str | None) -> None:
     dtype, shape = header["dtype"], header["shape"]
     if dtype != STRING and dtype not in DTYPES:
         raise WireError(name, "dtype", f"unknown dtype {dtype!r}; expected one of "
                         f"{', '.join(DTYPES)} or {STRING!r}")
     if not shape or len(shape) > MAX_DIMS or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise WireError(name, "shape", f"expected 1 to {MAX_DIMS} sizes >= 0, got {shape!r}")
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < MAX_SIZE for n in shape):
+        raise WireError(name, "shape", f"expected 1 to {MAX_DIMS} sizes from 0 to 2**32 - 1, "
+                        f"got {shape!r}")
+    if math.prod(shape[1:]) >= MAX_SIZE:
+        raise WireError(name, "shape", f"a sample of {math.prod(shape[1:])} values "
+                        f"({shape!r}); at most 2**32 - 1")
     if shape[0] and not math.prod(shape[1:]):  # samples of nothing: no payload backs the count
         raise WireError(name, "shape", f"{shape[0]} samples of zero values each ({shape!r})")
     trace = header.get("trace", [])
     if not isinstance(trace, list) or not all(
             isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
-            and all(_is_number(t) for t in e[1:]) for e in trace):
-        raise WireError(name, "trace", "expected an array of [stage, enter, exit]")
+            and all(_is_time(t) for t in e[1:]) for e in trace):
+        raise WireError(name, "trace", "expected an array of [stage, enter, exit] with finite "
+                        "times")
     if "timestamps" in header:
         stamps = header["timestamps"]
-        if not isinstance(stamps, list) or not all(_is_number(t) for t in stamps):
-            raise WireError(name, "timestamps", "expected an array of numbers")
+        if not isinstance(stamps, list) or not all(_is_time(t) for t in stamps):
+            raise WireError(name, "timestamps", "expected an array of finite numbers")
         if len(stamps) != shape[0]:
             raise WireError(name, "timestamps", f"{len(stamps)} timestamps for {shape[0]} "
                             f"samples (shape {shape})")
@@ -188,14 +227,20 @@ def _check_layout(header: dict, name: str | None) -> None:
     for key in ("t0", "rate"):
         if key not in header:
             raise WireError(name, key, "missing (give either 'timestamps' or 't0' and 'rate')")
-        if not _is_number(header[key]):
-            raise WireError(name, key, f"expected a number, got {header[key]!r}")
+        if not _is_time(header[key]):
+            raise WireError(name, key, f"expected a finite number, got {header[key]!r}")
     if header["rate"] <= 0:
         raise WireError(name, "rate", f"must be > 0 with 't0', got {header['rate']!r}")
+    last = header["t0"] + max(shape[0] - 1, 0) / header["rate"]
+    if not math.isfinite(last) or abs(last) > MAX_TIME:
+        raise WireError(name, "rate", f"t0 {header['t0']!r} + {shape[0]} samples at "
+                        f"{header['rate']!r} Hz ends at {last!r} s, not a time")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _is_time(value: Any) -> bool:
+    """A finite number of seconds within what a float64 clock can mean (|t| < 1e12 s)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and abs(value) <= MAX_TIME)
 
 
 def _kind_name(kind: type | tuple) -> str:

@@ -24,6 +24,7 @@ from edgert.streams.clock import local_clock
 from edgert.streams.zmq_security import Security, refused
 
 PUBSUB_HWM = 100
+MAX_MESSAGE = 64 << 20  # bytes: a receiving socket drops a peer that sends a larger frame
 
 
 def free_endpoint(host: str = "127.0.0.1") -> str:
@@ -96,21 +97,24 @@ class _Link:
             raise TimeoutError(f"no peer at {self.endpoint} took stream {stream!r} "
                                f"within {timeout} s") from None
 
-    def _decode(self, frames: list) -> Chunk:
-        chunk = wire.decode(frames)
+    def _decode(self, frames: list, reply: bool = False) -> Chunk:
+        chunk = wire.decode(frames, reply)
         now = local_clock()
         chunk.trace.append((self.stage, float(chunk.timestamps[-1]) if len(chunk) else now, now))
         return chunk
 
     @property
     def refused(self) -> int:
-        """Peers whose CURVE handshake failed (no key, or one not allowed in)."""
-        self._refused += refused(self.monitor)
+        """Peers whose CURVE handshake failed (no key, or one not allowed in); still readable
+        after close()."""
+        if self.monitor is not None and not self.monitor.closed:
+            self._refused += refused(self.monitor)
         return self._refused
 
     def close(self, linger: float = 0.0) -> None:
         """Close the socket; messages still queued after `linger` seconds are dropped."""
-        if self.monitor is not None:
+        if self.monitor is not None and not self.monitor.closed:
+            self._refused += refused(self.monitor)
             self.socket.disable_monitor()
             self.monitor.close(linger=0)
         self.socket.close(linger=_ms(linger))
@@ -148,8 +152,9 @@ class Subscriber(_Link):
     stage = "zmq_sub"
 
     def __init__(self, endpoint: str, topic: str = "", bind: bool = False,
-                 hwm: int = PUBSUB_HWM, security: Security | None = None):
-        super().__init__(zmq.SUB, endpoint, bind, security, RCVHWM=hwm)
+                 hwm: int = PUBSUB_HWM, security: Security | None = None,
+                 max_message: int = MAX_MESSAGE):
+        super().__init__(zmq.SUB, endpoint, bind, security, RCVHWM=hwm, MAXMSGSIZE=max_message)
         self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
         self.missed = 0
         self._last_seq: dict[str, int] = {}
@@ -197,8 +202,8 @@ class Puller(_Link):
     stage = "zmq_pull"
 
     def __init__(self, endpoint: str, bind: bool = True, hwm: int = 1000,
-                 security: Security | None = None):
-        super().__init__(zmq.PULL, endpoint, bind, security, RCVHWM=hwm)
+                 security: Security | None = None, max_message: int = MAX_MESSAGE):
+        super().__init__(zmq.PULL, endpoint, bind, security, RCVHWM=hwm, MAXMSGSIZE=max_message)
 
     def pull(self, timeout: float | None = 0.2) -> Chunk | None:
         """The next chunk, waiting up to `timeout` seconds; raises WireError if malformed."""
@@ -212,8 +217,10 @@ class Requester(_Link):
 
     stage = "zmq_req"
 
-    def __init__(self, endpoint: str, bind: bool = False, security: Security | None = None):
-        super().__init__(zmq.REQ, endpoint, bind, security, REQ_RELAXED=1, REQ_CORRELATE=1)
+    def __init__(self, endpoint: str, bind: bool = False, security: Security | None = None,
+                 max_message: int = MAX_MESSAGE):
+        super().__init__(zmq.REQ, endpoint, bind, security, REQ_RELAXED=1, REQ_CORRELATE=1,
+                         MAXMSGSIZE=max_message)
 
     def request(self, chunk: Chunk, timeout: float | None = 5.0) -> Chunk:
         """The reply; TimeoutError if none within `timeout` s, RemoteError if the peer failed."""
@@ -223,7 +230,7 @@ class Requester(_Link):
         if frames is None:
             raise TimeoutError(f"no reply from {self.endpoint} to stream {chunk.info.name!r} "
                                f"within {timeout} s")
-        return self._decode(frames)
+        return self._decode(frames, reply=True)
 
 
 class Replier(_Link):
@@ -231,8 +238,9 @@ class Replier(_Link):
 
     stage = "zmq_rep"
 
-    def __init__(self, endpoint: str, bind: bool = True, security: Security | None = None):
-        super().__init__(zmq.REP, endpoint, bind, security)
+    def __init__(self, endpoint: str, bind: bool = True, security: Security | None = None,
+                 max_message: int = MAX_MESSAGE):
+        super().__init__(zmq.REP, endpoint, bind, security, MAXMSGSIZE=max_message)
 
     def receive(self, timeout: float | None = 0.2) -> Chunk | None:
         """The next request; each one must be answered with reply() or fail() before the next."""
@@ -295,8 +303,8 @@ class Server(_Link):
     stage = "zmq_router"
 
     def __init__(self, endpoint: str, bind: bool = True, forget: float = 60.0,
-                 security: Security | None = None):
-        super().__init__(zmq.ROUTER, endpoint, bind, security)
+                 security: Security | None = None, max_message: int = MAX_MESSAGE):
+        super().__init__(zmq.ROUTER, endpoint, bind, security, MAXMSGSIZE=max_message)
         self.replies = zmq.Context.instance().socket(zmq.PULL)
         self.replies.bind(reply_address(endpoint))
         self._poller.register(self.replies, zmq.POLLIN)

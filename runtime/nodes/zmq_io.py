@@ -14,8 +14,8 @@ from pydantic import Field
 
 from edgert.runtime.node import Node, Params, Source, UserPath
 from edgert.streams import Chunk
-from edgert.streams.zmq_link import (Answerer, Publisher, Puller, Pusher, Replier, Server,
-                                     Subscriber)
+from edgert.streams.zmq_link import (MAX_MESSAGE, Answerer, Publisher, Puller, Pusher, Replier,
+                                     Server, Subscriber)
 from edgert.streams.zmq_security import Security
 
 
@@ -44,17 +44,21 @@ class ZMQIn(Source):
         pattern: Literal["sub", "pull", "rep", "router"] = "sub"
         bind: bool | None = None
         topic: str = Field("", description="SUB only: stream-name prefix to receive")
+        max_message_mb: float = Field(MAX_MESSAGE / 2**20, gt=0, description="a peer that "
+                                      "sends a larger frame is disconnected")
 
     def start(self) -> None:
         p, security = self.p, self.p.security()
+        bind, limit = p.bind is not False, round(p.max_message_mb * 2**20)
         if p.pattern == "sub":
-            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind), security=security)
+            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind), security=security,
+                                   max_message=limit)
         elif p.pattern == "pull":
-            self.link = Puller(p.endpoint, bind=p.bind is not False, security=security)
+            self.link = Puller(p.endpoint, bind=bind, security=security, max_message=limit)
         elif p.pattern == "router":
-            self.link = Server(p.endpoint, bind=p.bind is not False, security=security)
+            self.link = Server(p.endpoint, bind=bind, security=security, max_message=limit)
         else:
-            self.link = Replier(p.endpoint, bind=p.bind is not False, security=security)
+            self.link = Replier(p.endpoint, bind=bind, security=security, max_message=limit)
 
     def read(self, timeout: float) -> Chunk | None:
         if self.p.pattern == "router":
