@@ -16,6 +16,7 @@ from torch import nn
 
 from edgert.export.bundle import Bundle, ExportError
 from edgert.export.onnx_export import export_bundle
+from edgert.export.checkpoint import load_checkpoint
 
 CHANNELS = ("Fz", "FC3", "FC1", "FCz", "FC2", "FC4", "C5", "C3", "C1", "Cz", "C2", "C4", "C6",
             "CP3", "CP1", "CPz", "CP2", "CP4", "P1", "Pz", "P2", "POz")
@@ -78,14 +79,13 @@ def export_reference(out: Path, fp16: bool = False, int8: bool = False,
     checked on synthetic EEG windows (batches 1, 3 and 4) as its real samples."""
     model = reference_model()
     if checkpoint is not None:
+        fix = "give one saved with torch.save(model.state_dict(), ...)"
+        weights = load_checkpoint(checkpoint, "a state_dict of the reference ShallowConvNet", fix)
         try:
-            model.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
-        except FileNotFoundError:
-            raise
-        except Exception as e:  # torch.load fails in many ways on a file that is not one
+            model.load_state_dict(weights)
+        except RuntimeError as e:
             raise ExportError(f"{checkpoint}: not a state_dict of the reference ShallowConvNet "
-                              f"({type(e).__name__}: {e}); give one saved with "
-                              "torch.save(model.state_dict(), ...)") from e
+                              f"({str(e).splitlines()[0]}); {fix}") from None
     eeg, _ = synthetic_eeg(8, seed=1)
     real = [{"eeg": eeg[:1]}, {"eeg": eeg[1:4]}, {"eeg": eeg[4:]}]
     return export_bundle(model, {"eeg": torch.from_numpy(eeg[:1])}, out, checkpoint=checkpoint,

@@ -8,7 +8,9 @@ completes the handshake: its connection is refused, and counted.
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,6 @@ from zmq.auth.thread import ThreadAuthenticator
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 FAILED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
           | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 _auth: ThreadAuthenticator | None = None
@@ -27,11 +28,39 @@ _auth_lock = threading.Lock()
 
 
 def exposed(endpoint: str) -> bool:
-    """True for a TCP endpoint reachable from other machines ("*", an interface, a host)."""
-    if not endpoint.startswith("tcp://"):
-        return False  # ipc:// and inproc:// stay on this machine
-    host = endpoint.removeprefix("tcp://").rpartition(":")[0]
-    return host not in LOOPBACK and not host.startswith("127.")
+    """True unless every address the endpoint can reach or be reached on is this machine's.
+
+    Only `inproc://`, `ipc://` and `tcp://` to loopback stay local; every other transport
+    (tipc reaches the cluster, pgm/epgm/norm/udp/ws/vmci the network) counts as exposed, as
+    does anything that cannot be read. For tcp, the destination is what libzmq connects to:
+    the part after `;` in the source-address form `tcp://SOURCE;HOST:PORT`, and a host name
+    counts as local only if it resolves, and only to loopback addresses.
+    """
+    transport, sep, address = endpoint.partition("://")
+    if not sep:
+        return True
+    if transport in ("inproc", "ipc"):
+        return False
+    if transport != "tcp":
+        return True
+    host = address.rpartition(";")[2].rpartition(":")[0]
+    return not _loopback(host.removeprefix("[").removesuffix("]"))
+
+
+def _loopback(host: str) -> bool:
+    """The host is a loopback address, or a name that resolves only to loopback addresses."""
+    if not host or host == "*":
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return bool(found) and all(ipaddress.ip_address(a[4][0].partition("%")[0]).is_loopback
+                               for a in found)
 
 
 def make_keys(folder: Path, name: str) -> tuple[Path, Path]:

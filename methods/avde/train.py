@@ -31,6 +31,7 @@ from edgert.methods.avde.var import VAR, train_var
 from edgert.methods.avde.vqvae import MultiScaleVQ, train_vq
 from edgert.methods.base import Data, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
+from edgert.export.checkpoint import load_checkpoint
 
 STAGE1 = {"avde": dict(pretrained=True, contrastive=0.2),
           "no_pretraining": dict(pretrained=False, contrastive=0.2),
@@ -103,7 +104,8 @@ class Trained:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no AVDE checkpoint; make one with "
                                     "`edgert train avde --out DIR`")
-        s = torch.load(path, map_location="cpu", weights_only=True)
+        s = load_checkpoint(path, "an AVDE checkpoint",
+                            "make one with `edgert train avde --out DIR`")
         if s.get("image_encoder", "own") == "own":
             images = SmallImageEncoder(s["image_dim"])
             images.load_state_dict(s["images"])

@@ -30,6 +30,7 @@ from edgert.methods.bolt.model import PAD, Scorer, build
 from edgert.methods.bolt.questions import SIMULATED, Text
 from edgert.methods.cache import CHECKPOINT
 from edgert.methods.threads import one_thread
+from edgert.export.checkpoint import load_checkpoint
 
 TAU_KD = 2.0
 CE_WEIGHT = 0.1
@@ -219,7 +220,8 @@ class Trained:
 
     @classmethod
     def load(cls, path: Path) -> "Trained":
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_checkpoint(path, "a BOLT checkpoint",
+                                "make one with `edgert train bolt --out DIR`")
         text = Text.from_dict(state["text"])
         models = {}
         for name, weights in state["models"].items():

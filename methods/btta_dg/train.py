@@ -23,6 +23,7 @@ from edgert.methods.btta_dg.align import align_offline
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.btta_dg.bayes import SourceStats, source_stats
 from edgert.methods.btta_dg.model import SincAdaptNet
+from edgert.export.checkpoint import load_checkpoint
 
 FEATURES = ("dirichlet", "mean_softmax")
 BASELINE = "baseline.pt"  # beside the checkpoint: the same network trained on unaligned trials
@@ -59,7 +60,8 @@ class Trained:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no BTTA-DG checkpoint; make one with "
                                     "`edgert train btta_dg --out DIR`")
-        saved = torch.load(path, map_location="cpu", weights_only=True)
+        saved = load_checkpoint(path, "a BTTA-DG checkpoint",
+                                "make one with `edgert train btta_dg --out DIR`")
         model = SincAdaptNet(**saved["config"])
         model.load_state_dict(saved["state"])
         sources = {k: SourceStats.from_dict(v) for k, v in saved["sources"].items()}

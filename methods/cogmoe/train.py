@@ -31,6 +31,7 @@ from edgert.methods.cogmoe.simulate import (LEVELS, MODALITIES, RATES, SEGMENT_S
                                             degrade, simulate)
 from edgert.methods.threads import one_thread
 from edgert.runtime.batch import spawn_pool
+from edgert.export.checkpoint import load_checkpoint
 
 LABELS = ("low_load", "high_load")
 # Training windows overlap by half (test windows never do): twice the windows from the same
@@ -219,7 +220,8 @@ class Trained:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no CogMoE checkpoint; make one with "
                                     "`edgert train cogmoe --out DIR`")
-        saved = torch.load(path, map_location="cpu", weights_only=True)
+        saved = load_checkpoint(path, "a CogMoE checkpoint",
+                                "make one with `edgert train cogmoe --out DIR`")
         cfg = {k: saved["config"][k] for k in ("features", "quality", "sensors", "steps")}
         model = build(saved["name"], **cfg)
         model.load_state_dict(saved["state"])

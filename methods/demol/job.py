@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import math
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from torch_geometric.loader import DataLoader
 from edgert.methods.cache import cache_folder
 from edgert.methods.demol import figures
 from edgert.methods.demol.data import TARGETS, load, scaffold_split
-from edgert.methods.demol.graphs import conformer, featurize, subsets
+from edgert.methods.demol.graphs import DualGraph, conformer, featurize, subsets
 from edgert.methods.demol.model import KINDS, Net, matched_hidden, params
 from edgert.methods.threads import one_thread
 
@@ -70,23 +71,35 @@ def run(config: dict, seed: int, out: Path) -> dict[str, float]:
 
 def graphs(cfg: Config) -> tuple[list, list[dict]]:
     """Featurized molecules of the config's set (a conformer each, made once per machine and
-    cached) and their bond-sensitive subsets; molecules RDKit cannot embed are dropped."""
+    cached) and their bond-sensitive subsets; molecules RDKit cannot embed are dropped. The
+    cache holds tensors, strings and numbers only and loads with `weights_only=True`: a file
+    planted in the cache runs no code, and one that is not such a cache is made anew."""
     smiles, y = load(cfg.target, cfg.n_xtb, cfg.data, cfg.column)
-    name = f"graphs_{cfg.target if not cfg.data else Path(cfg.data).stem}_{len(smiles)}.pt"
+    name = f"tensors_{cfg.target if not cfg.data else Path(cfg.data).stem}_{len(smiles)}.pt"
     folder = cache_folder("demol")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     with open(folder / "graphs.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists() or cfg.data:
+        rows = None if cfg.data else _cached(path)
+        if rows is None:
             rows = []
             for s, value in zip(smiles, y):
                 mol = conformer(s)
                 if mol is not None and mol.GetNumBonds() > 0:
-                    rows.append((s, featurize(mol, float(value)), subsets(mol)))
+                    rows.append((s, featurize(mol, float(value)).to_dict(), subsets(mol)))
             torch.save(rows, path)
-    rows = torch.load(path, weights_only=False)
-    return [r[1] for r in rows], [dict(r[2], smiles=r[0]) for r in rows]
+    return [DualGraph(**r[1]) for r in rows], [dict(r[2], smiles=r[0]) for r in rows]
+
+
+def _cached(path: Path) -> list | None:
+    """The rows of a graph cache, or None where there is none or it is not one."""
+    if not path.exists():
+        return None
+    try:
+        return torch.load(path, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError):
+        return None
 
 
 def covalent_penalty(length: torch.Tensor, covalent: torch.Tensor) -> torch.Tensor:

@@ -31,6 +31,7 @@ from edgert.methods.janusvln.model import (NO_ACTION, Agent, FrameEncoder, Geome
                                           pool)
 from edgert.methods.janusvln.simulate import KINDS, TINTS
 from edgert.methods.janusvln.navigate import Navigator
+from edgert.export.checkpoint import load_checkpoint
 
 
 class Config(BaseModel):
@@ -371,7 +372,8 @@ def save(folder: Path, cfg: Config, geometry: Geometry, agents: dict[str, Agent]
 
 def load(path: Path) -> tuple[Config, dict[str, Agent], dict]:
     """The config, the trained agents by variant, and the run's facts."""
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(path, "a JanusVLN checkpoint",
+                            "make one with `edgert train janusvln --out DIR`")
     cfg = Config(**state["config"])
     geometry = Geometry(cfg.width, cfg.layers)
     geometry.load_state_dict(state["geometry"])
