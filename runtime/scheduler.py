@@ -220,7 +220,7 @@ class Scheduler:
         if not len(chunk):
             return False
         key = (name, chunk.info.name, chunk.info.source_id)
-        newest = min(float(chunk.timestamps[-1]), local_clock() + JUMP_S)
+        newest = min(float(chunk.timestamps[-1]), local_clock())
         stamp = self.newest.get(key)
         jumped = stamp is not None and chunk.timestamps[0] < stamp - JUMP_S
         self.newest[key] = newest if stamp is None or jumped else max(stamp, newest)
