@@ -547,13 +547,24 @@ def verify(bundle: Path = typer.Argument(..., help="A bundle folder.")) -> None:
 
 
 @app.command()
-def doctor(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def doctor(
+    pipeline: Optional[str] = typer.Argument(None, help="Also say what this pipeline (a YAML "
+                                             "file or a shipped name) will listen on."),
+    set_: list[str] = typer.Option([], "--set", help="Override a node field: NODE.FIELD=VALUE."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
     """Say what this machine can run and how to fix what it cannot; exit 1 on a fault."""
     from rich.table import Table
 
-    from edgert.runtime.doctor import checks, machine
+    from edgert.runtime import spec as specs
+    from edgert.runtime.doctor import checks, listeners, machine
 
     found = checks()
+    if pipeline is not None:
+        try:
+            found += listeners(specs.load(pipelines.find(pipeline), set_))
+        except (PipelineError, ValueError) as e:
+            _fail(str(e))
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
     else:

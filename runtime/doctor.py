@@ -6,10 +6,12 @@ Nothing here imports liblsl at module level, so the doctor runs where liblsl is 
 """
 from __future__ import annotations
 
+import configparser
 import importlib.util
 import os
 import platform
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Literal
 
 from edgert.streams.lsl_config import config_file, resolve_scope
@@ -52,6 +54,79 @@ def lsl_config() -> Finding:
              "global": "everywhere multicast reaches"}.get(scope, scope)
     return Finding("LSL config", "ok", f"{where}; streams are discovered on {reach} "
                    f"(ResolveScope={scope})")
+
+
+LSL_PORTS = (16572, 32)  # liblsl's defaults: [ports] BasePort, PortRange
+FIREWALL_FIX = ("to keep them on this machine, drop them at the firewall, e.g. `nft add rule "
+                "inet filter input iifname != lo tcp dport {lo}-{hi} drop` and the same for "
+                "udp (or run the pipeline in a network namespace)")
+
+
+def lsl_ports(path: Path | None) -> tuple[int, int]:
+    """The first and last port an LSL outlet may listen on, as the configuration in force
+    says ([ports] BasePort and PortRange)."""
+    base, span = LSL_PORTS
+    if path is not None:
+        parser = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), strict=False)
+        parser.read(path)
+        base = parser.getint("ports", "BasePort", fallback=base)
+        span = parser.getint("ports", "PortRange", fallback=span)
+    return base, base + span - 1
+
+
+def lsl_exposure() -> Finding:
+    """liblsl binds an outlet's data (TCP) and time (UDP) servers to every interface: its
+    ListenAddress setting reaches only the multicast responders, so no configuration keeps
+    an outlet on loopback."""
+    lo, hi = lsl_ports(config_file())
+    return Finding("LSL exposure", "note", f"every LSL outlet (edgert's and others') serves "
+                   f"its samples, unauthenticated, on TCP and UDP ports {lo}-{hi} of every "
+                   "interface, whatever lsl_api.cfg says; any host that reaches them can pull "
+                   "the stream", FIREWALL_FIX.format(lo=lo, hi=hi))
+
+
+def listeners(spec) -> list[Finding]:
+    """What a pipeline will listen on or connect to, node by node, and who can reach it."""
+    from edgert.runtime.nodes.zmq_io import ZMQIn, ZMQOut
+    from edgert.runtime.registry import BUILTIN
+    from edgert.streams.zmq_security import exposed
+
+    found = []
+    for node in spec.nodes:
+        path = BUILTIN.get(node.node, node.node)
+        if path.endswith(":LSLOutlet"):
+            lo, hi = lsl_ports(config_file())
+            found.append(Finding(f"node {node.name}", "note", f"LSL outlet: TCP and UDP ports "
+                                 f"{lo}-{hi} on every interface, unauthenticated",
+                                 FIREWALL_FIX.format(lo=lo, hi=hi)))
+        elif path.endswith((":ZMQIn", ":ZMQOut")):
+            found.append(_zmq_listener(node, ZMQIn if path.endswith(":ZMQIn") else ZMQOut,
+                                       exposed))
+    if spec.metrics_port is not None:
+        found.append(Finding("metrics", "ok", f"Prometheus on 127.0.0.1:{spec.metrics_port} "
+                             "(this machine only)"))
+    return found
+
+
+def _zmq_listener(node, cls, exposed) -> Finding:
+    p = cls.Params.model_validate(node.params)
+    binds = p.bind if p.bind is not None else p.pattern in ("pull", "rep", "router", "pub")
+    if p.pattern == "reply":
+        return Finding(f"node {node.name}", "ok", f"answers in-process through {p.endpoint}")
+    verb = "listens on" if binds else "connects to"
+    where = f"ZeroMQ {p.pattern.upper()} {verb} {p.endpoint}"
+    if not exposed(p.endpoint):
+        return Finding(f"node {node.name}", "ok", f"{where}: this machine only")
+    if p.keys is not None:
+        who = f"clients listed in {p.clients}" if binds else "the server whose key it holds"
+        return Finding(f"node {node.name}", "ok", f"{where}: off this machine, CURVE "
+                       f"encrypted, {who} only")
+    if p.insecure:
+        return Finding(f"node {node.name}", "note", f"{where}: off this machine, in the clear "
+                       "(insecure: true)", "give CURVE keys (`edgert keys`)")
+    return Finding(f"node {node.name}", "fault", f"{where}: off this machine with no keys; "
+                   "the run will refuse to start", "give CURVE keys (`edgert keys`; params "
+                   "keys, clients or server_key), or set insecure: true")
 
 
 def onnxruntime() -> Finding:
@@ -119,7 +194,8 @@ def methods() -> list[Finding]:
 
 def checks() -> list[Finding]:
     """Every check, liblsl first: most of edgert needs it."""
-    return [liblsl(), lsl_config(), onnxruntime(), gpu(), device_profile(), *methods()]
+    return [liblsl(), lsl_config(), lsl_exposure(), onnxruntime(), gpu(), device_profile(),
+            *methods()]
 
 
 def machine() -> str:

@@ -1,6 +1,8 @@
 """ZeroMQ CURVE: an endpoint off this machine needs keys or an explicit flag; a server lets in
 only the clients whose public keys it lists, refuses and counts the others; `edgert keys`."""
+import json
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 from edgert.runtime.pipeline import Pipeline
 from edgert.runtime.spec import PipelineError
 from edgert.streams import Chunk, StreamInfo, local_clock
-from edgert.streams.zmq_link import Puller, Pusher, free_endpoint
+from edgert.streams.zmq_link import Puller, Pusher, free_endpoint, listening
 from edgert.streams.zmq_security import Security, exposed, make_keys
 
 
@@ -98,3 +100,49 @@ def test_a_curve_setup_that_cannot_work_names_the_field(keys, tmp_path, case, ex
 def test_make_keys_keeps_the_secret_private(tmp_path):
     public, secret = make_keys(tmp_path, "me")
     assert public.exists() and secret.stat().st_mode & 0o077 == 0
+
+
+def test_a_secured_run_writes_its_report_and_strangers_lock_out_no_listed_client(keys, tmp_path):
+    """`edgert run` with a CURVE server: unlisted peers (a stranger's key, and none) connect
+    and send first; the listed client connecting after them gets every chunk through, and the
+    run ends with exit 0 and its report, refusals counted."""
+    folder, allowed = keys
+    port = free_endpoint().rpartition(":")[2]
+    out = free_endpoint()
+    spec = tmp_path / "secured.yaml"
+    spec.write_text(f"""name: secured
+nodes:
+  - name: src
+    node: zmq_in
+    params: {{endpoint: "tcp://0.0.0.0:{port}", pattern: pull,
+              keys: "{folder / 'server.key_secret'}", clients: "{allowed}"}}
+  - name: dst
+    node: zmq_out
+    params: {{endpoint: "{out}", pattern: push}}
+""")
+    report = tmp_path / "report.json"
+    run = subprocess.Popen([sys.executable, "-m", "edgert.runtime.cli", "run", str(spec),
+                            "--duration", "12", "--report", str(report), "--quiet"],
+                           stderr=subprocess.PIPE, text=True)
+    endpoint = f"tcp://127.0.0.1:{port}"
+    stranger = Security(folder / "stranger.key_secret", server_key=folder / "server.key")
+    client = Security(folder / "client.key_secret", server_key=folder / "server.key")
+    with Puller(out) as results:
+        assert listening(endpoint, 60), "the pipeline never listened"
+        with Pusher(endpoint, security=stranger) as s1, Pusher(endpoint) as s2:
+            for k in range(5):
+                for s in (s1, s2):
+                    try:
+                        s.push(_chunk(100 + k), timeout=0.05)
+                    except TimeoutError:
+                        pass
+            time.sleep(0.5)
+            with Pusher(endpoint, security=client) as good:
+                for k in range(20):
+                    good.push(_chunk(k), timeout=5)
+                got = [results.pull(timeout=10) for _ in range(20)]
+    _, err = run.communicate(timeout=60)
+    assert [c.seq for c in got if c is not None] == list(range(20)), err
+    assert run.returncode == 0, err
+    saved = json.loads(report.read_text())
+    assert saved["nodes"]["src"]["refused"] >= 2 and saved["nodes"]["src"]["processed"] == 20
