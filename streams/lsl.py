@@ -135,7 +135,8 @@ class Inlet:
     cost and not a timeout. Processing flags are applied as given, but for clocksync on a
     source of this host: it stamps with this very clock, so its offset is zero and estimating
     it only adds the estimate's noise (up to half a millisecond at p99 here). When the source
-    is lost, `reconnects` counts it and the first chunk after it comes back has `gap=True`.
+    is lost, the first chunk after it comes back has `gap=True` and `reconnects` counts the
+    return (once per outage, however many stale resolves it took).
     """
 
     def __init__(self, name: str | None = None, type: str | None = None,
@@ -210,6 +211,8 @@ class Inlet:
         chunk = Chunk(data=data, timestamps=stamps, info=self.info, seq=self._seq, gap=self._gap)
         chunk.trace.append(("lsl_inlet", float(stamps[-1]), local_clock()))
         self._seq += 1
+        if self._gap:  # data flows again: one outage, however many tries it took
+            self.reconnects += 1
         self._gap = False
         return chunk
 
@@ -231,8 +234,8 @@ class Inlet:
     def _lost(self) -> None:
         if not self.reconnect:
             raise ConnectionError(f"LSL stream {self.describe()} was lost")
-        log.warning("LSL stream %s lost; waiting for it to come back", self.describe())
-        self.reconnects += 1
+        if not self._gap:
+            log.warning("LSL stream %s lost; waiting for it to come back", self.describe())
         self._gap = True
         self.close()
 

@@ -135,3 +135,18 @@ def test_hostile_pipeline_yaml_gets_an_error_naming_where(tmp_path, text, expect
     assert str(path) in str(error.value) and expect in str(error.value), str(error.value)
     assert len(str(error.value)) < 2000, "the error quotes the bomb"
     assert peak < 64 * MB
+
+
+def test_a_pipeline_naming_a_module_without_that_node_runs_none_of_its_code(tmp_path,
+                                                                          monkeypatch):
+    """`node: module:Class` imports the module only once its source, read unrun, defines the
+    class; a module with side effects at import is refused before they happen."""
+    marker = tmp_path / "ran"
+    (tmp_path / "side_effects.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                              "def Thing():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "p.yaml"
+    path.write_text("name: x\nnodes:\n  - {name: a, node: side_effects:Thing}\n")
+    with pytest.raises(PipelineError, match="node 'a'.*was not imported"):
+        Pipeline.from_yaml(path)
+    assert not marker.exists(), "the module's code ran"
