@@ -8,8 +8,11 @@
 - reject cost: the time a malformed frame costs the `zmq_in` source, from how much later a
   good chunk arrives behind K bad ones than behind none, in the same run.
 - hostile inputs: thousands of seeded mutations of a good wire message (fields dropped,
-  retyped, huge declared shapes, cut payloads); how many were refused with a WireError,
-  decoded, or crashed (anything else), and the largest memory one decode took.
+  retyped, non-finite times, unknown dtypes, error keys, huge declared shapes, cut payloads);
+  how many were refused with a WireError, decoded, or crashed (anything else), and the
+  largest memory one decode took. Then the same kind of mutations sent live to a relay
+  pipeline with a good chunk after every ten: good chunks lost, the source alive.
+- bad-frame memory: resident memory after 150 NaN frames of 4 MiB are quarantined.
 - scaling (scaling.py): cost and latency against channels, rate, streams and pipelines.
 - soak: a relay pipeline fed as fast as it takes for a while; resident memory at the start and
   the end, threads and open files before and after. Then the live method pipelines `bci` and
@@ -35,6 +38,8 @@ import zmq
 
 from edgert.benchmarks.scaling import run_scaling
 from edgert.benchmarks.soak import soak_pipeline
+from edgert.benchmarks.suite import machine
+from edgert.devices.heap import give_back
 from edgert.runtime import spec as specs
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams import Chunk, StreamInfo, local_clock, wire
@@ -52,7 +57,7 @@ class Config:
 
 
 QUICK = Config(hostile=1000, reject_repeats=10, soak_s=20.0)
-FULL = Config(soak_s=1800.0)
+FULL = Config(hostile=10000, soak_s=1800.0)
 
 SOURCE = """
 import sys, time, numpy as np, pylsl, zmq, msgpack
@@ -225,32 +230,42 @@ def recorder_killed(tmp: Path) -> dict:
     return {"survived": kept > 0, "samples_kept": kept, "samples_sent": sent}
 
 
+CHOICES = [None, True, -1, 0, 2**40, 2**62, 2**63, 2**64 - 1, 1.5, float("nan"), float("inf"),
+           -float("inf"), 1e300, 1e-320, "x", "fLoat32", "float128", "string", b"\x00", [],
+           [0, 2**63], [2**40, 0], [1] * 40, [float("nan")] * 10, [["s", 0.0, float("nan")]],
+           {"a": 1}]
+
+
+def mutant(rng: np.random.Generator, header: dict, payload: bytes) -> list[bytes]:
+    """A good message with one to three header or stream fields dropped or replaced (an
+    `error` key among them), and sometimes its payload cut."""
+    stream = dict(header["stream"])
+    h = dict(header, stream=stream)
+    for _ in range(int(rng.integers(1, 4))):
+        where = h if rng.random() < 0.6 else stream
+        key = rng.choice(sorted(where) + ["timestamps", "rate", "trace", "error"])
+        if rng.random() < 0.3:
+            where.pop(key, None)
+        else:
+            where[key] = CHOICES[int(rng.integers(len(CHOICES)))]
+    body = payload[:int(rng.integers(0, len(payload) + 1))] if rng.random() < 0.3 else payload
+    return [msgpack.packb(h), body]
+
+
 def hostile(cfg: Config) -> dict:
     """Seeded mutations of a good message through `wire.decode`."""
     rng = np.random.default_rng(cfg.seed)
     header = msgpack.unpackb(_good(0)[0])
     payload = bytes(_good(0)[1])
-    choices = [None, True, -1, 0, 2**40, 2**62, 1.5, "x", b"\x00", [], [2**40, 0], [1] * 40,
-               {"a": 1}, "float128", "string"]
     outcome = {"refused": 0, "decoded": 0, "crashed": 0}
     peak_max = 0
     for _ in range(cfg.hostile):
-        stream = dict(header["stream"])
-        h = dict(header, stream=stream)
-        for _ in range(int(rng.integers(1, 4))):
-            where = h if rng.random() < 0.6 else stream
-            key = rng.choice(sorted(where) + ["timestamps", "rate", "trace"])
-            if rng.random() < 0.3:
-                where.pop(key, None)
-            else:
-                where[key] = choices[int(rng.integers(len(choices)))]
-        body = payload[:int(rng.integers(0, len(payload) + 1))] if rng.random() < 0.3 else payload
-        frames = [msgpack.packb(h), body]
+        frames = mutant(rng, header, payload)
         tracemalloc.start()
         try:
             wire.decode(frames)
             outcome["decoded"] += 1
-        except (wire.WireError, wire.RemoteError):
+        except wire.WireError:
             outcome["refused"] += 1
         except Exception:
             outcome["crashed"] += 1
@@ -260,44 +275,90 @@ def hostile(cfg: Config) -> dict:
     return {"tried": cfg.hostile, **outcome, "peak_bytes_max": peak_max}
 
 
-def soak(cfg: Config) -> dict:
-    """The relay pipeline fed as fast as it takes for `soak_s`: memory, threads, files."""
-    me = psutil.Process()
-    threads0, files0 = threading.active_count(), len(me.open_files()) + me.num_fds()
+def hostile_live(cfg: Config) -> dict:
+    """The same mutations sent to a running relay pipeline, a good chunk after every ten:
+    how many good chunks were lost, whether the source lived, and what it counted."""
+    rng = np.random.default_rng(cfg.seed + 1)
+    header = msgpack.unpackb(_good(0)[0])
+    payload = bytes(_good(0)[1])
     pipe, src, sink = _relay()
     push = zmq.Context.instance().socket(zmq.PUSH)
     push.connect(src)
+    good = 0
     with Puller(sink) as out:
         pipe.start()
-        rss = []
-        sent = 0
-        end = time.monotonic() + cfg.soak_s
-        warm = time.monotonic() + cfg.soak_s / 4  # ring buffers and caches fill first
-        while time.monotonic() < end:
-            push.send_multipart(_good(sent))
-            sent += 1
-            while out.pull(timeout=0) is not None:
-                pass
-            if sent % 500 == 0 and time.monotonic() > warm:
-                rss.append(me.memory_info().rss)
-        while out.pull(timeout=1.0) is not None:  # what is still queued goes through
-            pass
-        push.close(linger=0)
-        pipe.stop()
-    time.sleep(0.5)
+        try:
+            got = []
+            for k in range(cfg.hostile):
+                push.send_multipart(mutant(rng, header, payload))
+                if k % 10 == 9:
+                    push.send_multipart(_good(good))
+                    good += 1
+                if k % 500 == 499:  # keep up: nothing is dropped for being late
+                    while (c := out.pull(timeout=0)) is not None:
+                        got.append(c)
+            while (c := out.pull(timeout=2)) is not None:
+                got.append(c)
+        finally:
+            push.close(linger=0)
+            pipe.stop()
     report = pipe.report()
-    growth = (rss[-1] - rss[0]) / rss[0] if len(rss) > 1 else 0.0
-    return {"seconds": cfg.soak_s, "chunks": sent, "processed": report["nodes"]["out"]["processed"],
-            "rss_growth": float(growth), "rss_mb_end": rss[-1] / 2**20 if rss else None,
-            "threads_leaked": threading.active_count() - threads0,
-            "fds_leaked": len(me.open_files()) + me.num_fds() - files0}
+    seqs = {c.seq for c in got if c.info.name == "rel"}
+    return {"tried": cfg.hostile, "good_sent": good, "good_lost": len(set(range(good)) - seqs),
+            "delivered": len(got), "source_alive": not pipe.scheduler.died and not pipe.fatal,
+            "quarantined": report["quarantined"].get("src", {}),
+            "shortfalls": pipe.shortfalls(report)}
+
+
+def bad_frame_memory(frames: int = 150, mib: int = 4) -> dict:
+    """Resident memory after bursts of `frames` NaN frames of `mib` MiB through a relay (each
+    quarantined, a bounded copy kept). The pipeline keeps its heap at its high-water mark
+    (`edgert.devices.heap`), so the first burst's growth is the frames in flight at once; a
+    second burst must add nothing, and once the heap is given back only what is still
+    referenced (the kept copies) stays."""
+    pipe, src, sink = _relay()
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(src)
+    n = mib * (1 << 20) // (4 * 1024)
+    info = StreamInfo.make("big", 1024, rate=250.0)
+    me = psutil.Process()
+    rss = []
+    with Puller(sink) as out:
+        pipe.start()
+        try:
+            push.send_multipart(_good(0))
+            out.pull(timeout=10)
+            give_back()
+            rss.append(me.memory_info().rss)
+            for burst in (1, 2):
+                for _ in range(frames):
+                    nan = np.full((n, 1024), np.nan, np.float32)
+                    push.send_multipart(wire.encode(Chunk(
+                        nan, local_clock() - np.arange(n)[::-1] / 250.0, info, 0)))
+                push.send_multipart(_good(burst))
+                arrived = out.pull(timeout=30) is not None
+                time.sleep(0.5)
+                rss.append(me.memory_info().rss)
+            give_back()
+            rss.append(me.memory_info().rss)
+        finally:
+            push.close(linger=0)
+            pipe.stop()
+    kept = pipe.scheduler.quarantine.kept
+    mb = [round((r - rss[0]) / 2**20, 1) for r in rss[1:]]
+    return {"frames": frames, "frame_mib": mib, "good_after": arrived,
+            "rss_growth_first_burst_mb": mb[0], "rss_growth_second_burst_mb": round(
+                mb[1] - mb[0], 1), "rss_held_after_give_back_mb": mb[2],
+            "kept_chunks": len(kept),
+            "kept_mb": round(sum(k[3].data.nbytes + k[3].timestamps.nbytes
+                                 for k in kept) / 2**20, 2)}
 
 
 def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
     cfg = QUICK if quick else FULL
     steps = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
-             "reject cost", "recorder killed", "hostile inputs", "scaling", "soak",
-             "bci soak", "car soak"]
+             "reject cost", "recorder killed", "hostile inputs", "hostile frames live",
+             "bad-frame memory", "scaling", "soak", "bci soak", "car soak"]
     task = progress.add_task("reliability", total=len(steps)) if progress else None
     results: dict = {"faults": {}}
 
@@ -323,9 +384,15 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
     results["hostile"] = hostile(cfg)
     _advance(progress, task)
     step(steps[5])
-    results["scaling"] = run_scaling(quick, progress, task)
+    results["hostile_live"] = hostile_live(cfg)
     _advance(progress, task)
     step(steps[6])
+    results["bad_frame_memory"] = bad_frame_memory()
+    _advance(progress, task)
+    step(steps[7])
+    results["scaling"] = run_scaling(quick, progress, task)
+    _advance(progress, task)
+    step(steps[8])
     results["soak"] = soak(cfg)
     _advance(progress, task)
     results["soak_pipelines"] = {}
@@ -340,6 +407,8 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
         "lost_before_fault": sum(f.get("lost_before_fault", 0) for f in faults),
         "hostile_tried": results["hostile"]["tried"],
         "hostile_crashed": results["hostile"]["crashed"],
+        "hostile_live_good_lost": results["hostile_live"]["good_lost"],
+        "bad_frame_rss_held_mb": results["bad_frame_memory"]["rss_held_after_give_back_mb"],
         "reject_us_p99": results["reject"]["reject_us_p99"],
         **{f"largest_{k}_held": v for k, v in results["scaling"]["largest_held"].items()},
         "soak_rss_growth": results["soak"]["rss_growth"],
@@ -354,3 +423,36 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
 def _advance(progress, task) -> None:
     if progress:
         progress.advance(task)
+
+
+def run_hostile(cfg: Config) -> dict:
+    """The hostile-input part alone (minutes, not the soaks' hours): reject cost, a malformed
+    burst, a clock ahead, decoder mutations, live mutations, bad-frame memory."""
+    results: dict = {}
+    results["reject"], results["malformed_burst"], results["clock_ahead"] = bad_and_clock(cfg)
+    results["hostile"] = hostile(cfg)
+    results["hostile_live"] = hostile_live(cfg)
+    results["bad_frame_memory"] = bad_frame_memory()
+    return {"config": asdict(cfg), "machine": machine(), "results": results}
+
+
+def main() -> None:
+    """`python -m edgert.benchmarks.reliability [--quick] --out FILE.json`: the hostile part."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    cfg = QUICK if args.quick else FULL
+    print(f"hostile inputs: {cfg.hostile} mutations decoded and sent live, "
+          f"{cfg.reject_repeats * cfg.reject_k} rejected frames timed (about a minute)",
+          flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(run_hostile(cfg), indent=1, allow_nan=False))
+    print(f"results written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
