@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from edgert.streams import Chunk
+from edgert.streams import Chunk, StreamInfo
 
 Outputs = dict[str, "Chunk | list[Chunk]"] | None
 UserPath = Annotated[Path, AfterValidator(Path.expanduser)]  # "~/..." works in pipeline files
@@ -29,7 +29,8 @@ class BadChunk(ValueError):
 class Misconfigured(ValueError):
     """Raised by a node whose parameters cannot work with the stream it got (a cut-off above
     that stream's Nyquist frequency): every chunk would fail alike, so the run stops and says
-    which node and field to change, instead of quarantining everything."""
+    which node and field to change, instead of quarantining everything. Raised from `check`,
+    a stranger's stream cannot stop a run (see `Node.check`)."""
 
 
 class Node:
@@ -54,6 +55,14 @@ class Node:
 
     def stop(self) -> None:
         """Release what start() took. Called once after the last chunk."""
+
+    def check(self, port: str, info: StreamInfo) -> None:
+        """Raise Misconfigured, naming the field to change, if this node cannot take the
+        stream `info` on input `port` (an irregular stream into a filter, a cut-off above its
+        Nyquist frequency). Called once per new stream per input, before its first chunk.
+        The stream's chunks are quarantined (kind `stream`); the run stops only when it is
+        the first stream on that input and more than one chunk of it came, so one stray frame
+        of another stream never stops a run."""
 
     def process(self, inputs: dict[str, Chunk]) -> Outputs:
         raise NotImplementedError(f"node {self.name!r} ({type(self).__name__}) has no process()")

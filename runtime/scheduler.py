@@ -27,6 +27,7 @@ SILENCE_S = 2.0  # a regular stream quiet this long is reported
 JUMP_S = 0.1  # timestamps this far back from the newest seen: the source's clock was reset
 RESTART_S, RESTART_MAX_S = 0.1, 5.0  # on_error: restart backs off from 0.1 s to 5 s
 MAX_STREAMS = 1024  # streams whose newest stamp is remembered; the least recent goes first
+STOP_AFTER = 2  # chunks of a stream no node input can take before the run stops
 
 
 class Scheduler:
@@ -60,6 +61,9 @@ class Scheduler:
         self.last_heard: dict[str, float] = {}
         self.newest: OrderedDict[tuple, float] = OrderedDict()  # newest stamp per stream
         self.next_restart = {name: 0.0 for name in nodes}
+        self.verdicts: OrderedDict[tuple, str] = OrderedDict()  # Node.check per stream
+        self.refusals: dict[tuple, int] = {}
+        self.admitted: set[tuple[str, str]] = set()  # inputs that took a stream
         self.threads: list[threading.Thread] = []
         self.workers: list[threading.Thread] = []
 
@@ -168,6 +172,8 @@ class Scheduler:
         node = self.nodes[name]
         if not self.quarantine.check(name, port, chunk, node.accepts_nonfinite):
             return
+        if not self._admitted(name, port, chunk):
+            return
         t0 = local_clock()
         try:
             out = node.process({port: chunk})
@@ -187,6 +193,31 @@ class Scheduler:
             self.tracer.sinks[name].add(t1 - chunk.timestamps[-1])
         if out:
             self._emit(name, out, t0, t1)
+
+    def _admitted(self, name: str, port: str, chunk: Chunk) -> bool:
+        """Whether the node can take this chunk's stream (`Node.check`, asked once per
+        stream). A stream it cannot take is quarantined; if no other stream ever reached that
+        input, the run stops once it has sent STOP_AFTER chunks (a misconfiguration, not a
+        stray frame)."""
+        key = (name, port, chunk.info)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            try:
+                self.nodes[name].check(port, chunk.info)
+                verdict = ""
+            except Misconfigured as e:
+                verdict = str(e)
+            self.verdicts[key] = verdict
+            if len(self.verdicts) > MAX_STREAMS:
+                self.refusals.pop(self.verdicts.popitem(last=False)[0], None)
+        if not verdict:
+            self.admitted.add((name, port))
+            return True
+        self.quarantine.add(name, port, chunk, "stream", verdict)
+        self.refusals[key] = self.refusals.get(key, 0) + 1
+        if (name, port) not in self.admitted and self.refusals[key] >= STOP_AFTER:
+            self._stop_run(f"node {name!r}: {verdict}")
+        return False
 
     @staticmethod
     def _latency(name: str, chunk: Chunk, stage: Latency) -> None:

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from edgert.runtime.node import Misconfigured
 from edgert.runtime.nodes.epoch import Epoch
 from edgert.streams import Chunk, StreamInfo
 
@@ -60,5 +61,6 @@ def test_pattern_keeps_only_cue_markers():
 
 def test_irregular_signal_is_refused_with_the_stream_name():
     node = _node(length=1.0)
-    with pytest.raises(ValueError, match="'cues'.*irregular"):
-        node.process({"signal": Chunk(np.zeros((1, 1), object), np.zeros(1), MARKS)})
+    with pytest.raises(Misconfigured, match="'cues'.*irregular"):
+        node.check("signal", MARKS)
+    node.check("markers", MARKS)

@@ -186,13 +186,35 @@ def test_each_kind_of_bad_chunk_is_quarantined_and_counted_and_the_pipeline_runs
     assert all("'sink'" in m and "'sim'" in m for m in logged)
 
 
-def test_a_node_that_raises_is_counted_and_the_pipeline_keeps_running():
-    nodes = [FEED, {"name": "win", "node": "window", "params": {"length": 0.1, "hop": 0.1}}, SINK]
-    pipe = build(nodes)
-    irregular = StreamInfo.make("markers", 4, rate=0)
-    stream = [Chunk(np.zeros((1, 4), np.float32), np.array([local_clock()]), irregular)]
-    report = run_through(pipe, stream)
-    assert report["quarantined"]["win"] == {"error:ValueError": 1}
+WINDOW = {"name": "win", "node": "window", "params": {"length": 0.1, "hop": 0.1}}
+
+
+def _irregular(n: int) -> list[Chunk]:
+    info = StreamInfo.make("markers", 4, rate=0)
+    return [Chunk(np.zeros((1, 4), np.float32), np.array([local_clock()]), info, k)
+            for k in range(n)]
+
+
+def test_one_stray_chunk_of_a_stream_a_node_cannot_take_is_quarantined_not_fatal():
+    pipe = build([FEED, WINDOW, SINK])
+    good = chunks_of(np.ones((50, 4), np.float32), size=10)
+    report = run_through(pipe, good[:2] + _irregular(1) + good[2:])
+    assert report["quarantined"]["win"] == {"stream": 1} and pipe.fatal is None
+    assert sum(len(c) for c in pipe.nodes["sink"].chunks) > 0, "the good stream went on"
+
+
+def test_a_stream_a_node_cannot_take_stops_the_run_naming_the_node():
+    pipe = build([FEED, WINDOW, SINK])
+    report = run_through(pipe, _irregular(5))
+    assert "node 'win'" in pipe.fatal and "'markers' is irregular" in pipe.fatal
+    assert pipe.fatal in pipe.shortfalls(report)
+
+
+def test_a_stream_a_node_cannot_take_after_a_good_one_never_stops_the_run():
+    pipe = build([FEED, WINDOW, SINK])
+    good = chunks_of(np.ones((50, 4), np.float32), size=10)
+    report = run_through(pipe, good[:2] + _irregular(5) + good[2:])
+    assert report["quarantined"]["win"] == {"stream": 5} and pipe.fatal is None
 
 
 def test_overload_on_a_latest_edge_keeps_memory_bounded_and_latency_flat():
@@ -311,8 +333,8 @@ def test_filter_matches_offline_filtering_across_chunks():
 def test_a_cutoff_beyond_nyquist_stops_the_run_naming_node_and_field():
     pipe = build([FEED, {"name": "lp", "node": "filter",
                          "params": {"kind": "lowpass", "freqs": 200}}, SINK])
-    report = run_through(pipe, chunks_of(np.zeros((10, 4), np.float32)))
-    assert report["quarantined"] == {}, "a setting, not a bad chunk"
+    report = run_through(pipe, chunks_of(np.zeros((30, 4), np.float32)))
+    assert set(report["quarantined"]) == {"lp"} and set(report["quarantined"]["lp"]) == {"stream"}
     assert "node 'lp'" in pipe.fatal and "'freqs'" in pipe.fatal and "Nyquist" in pipe.fatal
     assert pipe.fatal in pipe.shortfalls(report)
 

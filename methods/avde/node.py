@@ -19,7 +19,7 @@ from pydantic import Field
 from edgert.export.bundle import Bundle
 from edgert.methods.avde.generate import Generated, Generator, Sampling
 from edgert.runtime.backends import open_backend
-from edgert.runtime.node import Node, Params, UserPath
+from edgert.runtime.node import BadChunk, Node, Params, UserPath
 from edgert.streams import Chunk, StreamInfo
 from edgert.streams.clock import local_clock
 
@@ -36,9 +36,9 @@ def _config(bundle: Bundle, node: str) -> dict:
 def _embedding(chunk: Chunk, dim: int, node: str) -> np.ndarray:
     data = np.asarray(chunk.data, np.float32)
     if data.ndim != 2 or data.shape[1] != dim:
-        raise ValueError(f"node {node!r}: stream {chunk.info.name!r} gives shape "
-                         f"{list(data.shape)}; expected (trials, {dim}) embeddings from the "
-                         "AVDE encoder bundle")
+        raise BadChunk("shape", f"node {node!r}: stream {chunk.info.name!r} gives shape "
+                       f"{list(data.shape)}; expected (trials, {dim}) embeddings from the "
+                       "AVDE encoder bundle")
     return data
 
 

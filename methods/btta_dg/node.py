@@ -17,8 +17,8 @@ from pydantic import Field
 from edgert.export.bundle import Bundle
 from edgert.methods.btta_dg.align import IncrementalAlignment
 from edgert.methods.btta_dg.bayes import BayesianAdapter, SourceStats, write_json
-from edgert.runtime.node import Node, Params, UserPath
-from edgert.streams import Chunk
+from edgert.runtime.node import BadChunk, Misconfigured, Node, Params, UserPath
+from edgert.streams import Chunk, StreamInfo
 
 
 class EuclideanAlign(Node):
@@ -33,14 +33,22 @@ class EuclideanAlign(Node):
         self.align = (IncrementalAlignment.from_state(json.loads(Path(path).read_text()))
                       if path is not None and Path(path).exists() else None)
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        if self.align is not None and info.channels and \
+                self.align.total.shape[0] != info.n_channels:
+            raise Misconfigured(f"stream {info.name!r} has {info.n_channels} channels; the "
+                                f"saved reference {self.p.state} has "
+                                f"{self.align.total.shape[0]}: give this user's stream, or "
+                                f"another {self.name}.state")
+
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]
         if self.align is None:
             self.align = IncrementalAlignment(chunk.data.shape[1])
         elif self.align.total.shape[0] != chunk.data.shape[1]:
-            raise ValueError(f"node {self.name!r}: stream {chunk.info.name!r} has "
-                             f"{chunk.data.shape[1]} channels; the saved reference has "
-                             f"{self.align.total.shape[0]}")
+            raise BadChunk("channels", f"node {self.name!r}: stream {chunk.info.name!r} has "
+                           f"{chunk.data.shape[1]} channels; the saved reference has "
+                           f"{self.align.total.shape[0]}")
         out = self.align(np.asarray(chunk.data, float).T).T
         if self.p.state is not None:
             write_json(self.p.state, self.align.state())
@@ -87,12 +95,18 @@ class Adapt(Node):
                              "`edgert export btta_dg`")
         return SourceStats.from_dict(sources[self.p.features])
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        if info.channels and info.n_channels != len(self.labels):
+            raise Misconfigured(f"stream {info.name!r} has {info.n_channels} channels; bundle "
+                                f"{self.p.bundle} has {len(self.labels)} classes "
+                                f"{list(self.labels)}: feed it the decoder's probabilities")
+
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]
         if chunk.data.ndim != 2 or chunk.data.shape[1] != len(self.labels):
-            raise ValueError(f"node {self.name!r}: stream {chunk.info.name!r} has "
-                             f"{chunk.data.shape[-1]} channels; the bundle has "
-                             f"{len(self.labels)} classes")
+            raise BadChunk("channels", f"node {self.name!r}: stream {chunk.info.name!r} has "
+                           f"{chunk.data.shape[-1]} channels; the bundle has "
+                           f"{len(self.labels)} classes")
         post, prior = self.adapter.step(np.asarray(chunk.data, float))
         self.trials += 1
         if self.p.state is not None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from edgert.methods.cogmoe.features import ALIGNED_CHANNELS, FEATURES, QUALITY, window_input
 from edgert.methods.cogmoe.simulate import MODALITIES
-from edgert.runtime.node import Node, Params
+from edgert.runtime.node import Misconfigured, Node, Params
 from edgert.streams import Chunk, StreamInfo
 
 TOKEN_FEATURES = tuple(f"band{i}" for i in range(FEATURES - 2)) + (
@@ -52,15 +52,17 @@ class Stage1(Node):
                 "quality": chunk.derive(quality.reshape(1, -1).astype(np.float32),
                                         np.array([stamp]), q)}
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        unknown = {c.lower() for c in info.channels} - {c.lower() for c in ALIGNED_CHANNELS}
+        if unknown or info.rate <= 0:
+            raise Misconfigured(
+                f"stream {info.name!r} must be the `align` node's output over inputs eeg, ecg, "
+                f"eda, gaze (channels {list(ALIGNED_CHANNELS)}); got unknown channels "
+                f"{sorted(unknown)} at rate {info.rate}")
+
     def _complete(self, chunk: Chunk) -> np.ndarray:
         """The window with every aligned channel in order; absent sensors flat at zero."""
         names = [c.lower() for c in chunk.info.channels]
-        unknown = set(names) - {c.lower() for c in ALIGNED_CHANNELS}
-        if unknown or chunk.info.rate <= 0:
-            raise ValueError(
-                f"node {self.name!r}: stream {chunk.info.name!r} must be the `align` node's "
-                f"output over inputs eeg, ecg, eda, gaze (channels {list(ALIGNED_CHANNELS)}); "
-                f"got unknown channels {sorted(unknown)} at rate {chunk.info.rate}")
         out = np.zeros((len(chunk), len(ALIGNED_CHANNELS)), np.float64)
         absent = set()
         for i, name in enumerate(ALIGNED_CHANNELS):

@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 from pydantic import Field
 
-from edgert.runtime.node import Node, Params
-from edgert.streams import Chunk
+from edgert.runtime.node import Misconfigured, Node, Params
+from edgert.streams import Chunk, StreamInfo
 
 
 class Epoch(Node):
@@ -37,14 +37,16 @@ class Epoch(Node):
         self.cues: list[float] = []
         self.emitted = self.missed = self.ignored = 0
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        if port == "signal" and info.rate <= 0:
+            raise Misconfigured(f"signal stream {info.name!r} is irregular; an Epoch needs a "
+                                "nominal rate (is the marker stream on input 'signal'?)")
+
     def process(self, inputs: dict[str, Chunk]) -> dict[str, list[Chunk]] | None:
         (port, chunk), = inputs.items()
         if port == "markers":
             self._markers(chunk)
             return self._ready(None)
-        if chunk.info.rate <= 0:
-            raise ValueError(f"node {self.name!r}: signal stream {chunk.info.name!r} is "
-                             "irregular; an Epoch needs a nominal rate")
         self._append(chunk)
         return self._ready(chunk)
 

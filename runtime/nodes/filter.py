@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 from scipy import signal
 
 from edgert.runtime.node import Misconfigured, Node, Params
-from edgert.streams import Chunk
+from edgert.streams import Chunk, StreamInfo
 
 
 class Filter(Node):
@@ -44,17 +44,19 @@ class Filter(Node):
         self.sos: np.ndarray | None = None
         self.zi: np.ndarray | None = None
 
-    def design(self, rate: float, stream: str) -> np.ndarray:
-        p = self.p
-        nyquist = rate / 2
-        freqs = np.atleast_1d(p.freqs).astype(float)
-        if rate <= 0:
-            raise Misconfigured(f"stream {stream!r} has no regular rate, which a filter "
+    def check(self, port: str, info: StreamInfo) -> None:
+        freqs = np.atleast_1d(self.p.freqs).astype(float)
+        if info.rate <= 0:
+            raise Misconfigured(f"stream {info.name!r} has no regular rate, which a filter "
                                 "needs; filter a regularly sampled stream")
-        if np.any(freqs >= nyquist):
+        if np.any(freqs >= info.rate / 2):
             raise Misconfigured(f"field 'freqs': cut-offs {freqs.tolist()} Hz must lie below "
-                                f"{nyquist:g} Hz, the Nyquist frequency of stream "
-                                f"{stream!r} at {rate:g} Hz")
+                                f"{info.rate / 2:g} Hz, the Nyquist frequency of stream "
+                                f"{info.name!r} at {info.rate:g} Hz")
+
+    def design(self, rate: float) -> np.ndarray:
+        p = self.p
+        freqs = np.atleast_1d(p.freqs).astype(float)
         if p.kind == "notch":
             return signal.tf2sos(*signal.iirnotch(freqs[0], p.quality, fs=rate))
         cutoff = freqs if len(freqs) == 2 else freqs[0]
@@ -63,7 +65,7 @@ class Filter(Node):
     def process(self, inputs: dict[str, Chunk]) -> dict[str, Chunk]:
         chunk = inputs["in"]
         if self.sos is None:
-            self.sos = self.design(chunk.info.rate, chunk.info.name)
+            self.sos = self.design(chunk.info.rate)
         x = chunk.data
         if self.zi is None or chunk.gap:
             self.zi = signal.sosfilt_zi(self.sos)[:, :, None] * x[:1].astype(float)

@@ -117,6 +117,9 @@ class Infer(Node):
         stamps = np.full(len(rows), chunk.timestamps[-1])
         return {"out": chunk.derive(rows, stamps, info)}
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        self._check(info)
+
     def _check(self, info: StreamInfo) -> None:
         """The stream against the channels and rate the bundle was trained on."""
         want = self.backend.bundle.manifest.preprocessing

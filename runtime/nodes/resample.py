@@ -7,8 +7,8 @@ import numpy as np
 from pydantic import Field
 from scipy import signal
 
-from edgert.runtime.node import Node, Params
-from edgert.streams import Chunk
+from edgert.runtime.node import Misconfigured, Node, Params
+from edgert.streams import Chunk, StreamInfo
 
 
 class Resample(Node):
@@ -25,11 +25,13 @@ class Resample(Node):
     def start(self) -> None:
         self.step: float | None = None
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        if info.rate <= 0:
+            raise Misconfigured(f"stream {info.name!r} is irregular; Resample needs a nominal "
+                                "input rate")
+
     def _reset(self, chunk: Chunk) -> None:
         rate = chunk.info.rate
-        if rate <= 0:
-            raise ValueError(f"node {self.name!r}: stream {chunk.info.name!r} is irregular; "
-                             "Resample needs a nominal input rate")
         self.step = rate / self.p.rate
         self.sos = (signal.butter(self.p.order, 0.45 * self.p.rate, fs=rate, output="sos")
                     if self.p.rate < rate else None)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from edgert.runtime.node import Node, Params
-from edgert.streams import Chunk
+from edgert.runtime.node import Misconfigured, Node, Params
+from edgert.streams import Chunk, StreamInfo
 
 
 class Window(Node):
@@ -19,11 +19,13 @@ class Window(Node):
     def start(self) -> None:
         self.buf: np.ndarray | None = None
 
+    def check(self, port: str, info: StreamInfo) -> None:
+        if info.rate <= 0:
+            raise Misconfigured(f"stream {info.name!r} is irregular; a Window needs a nominal "
+                                "rate (resample it first)")
+
     def _reset(self, chunk: Chunk) -> None:
         rate = chunk.info.rate
-        if rate <= 0:
-            raise ValueError(f"node {self.name!r}: stream {chunk.info.name!r} is irregular; "
-                             "a Window needs a nominal rate (resample it first)")
         self.n = max(1, round(self.p.length * rate))
         self.hop = max(1, round(self.p.hop * rate))
         self.buf = np.zeros((self.n,) + chunk.data.shape[1:], chunk.data.dtype)
