@@ -9,6 +9,7 @@ import torch
 from scipy import signal
 from sklearn.metrics import f1_score
 
+from edgert.runtime.node import Misconfigured
 from edgert.methods.cogmoe import features as feats
 from edgert.methods.cogmoe import recovery
 from edgert.methods.cogmoe.evaluate import gaps, stage1_analysis, widening
@@ -462,5 +463,5 @@ def test_stage1_node_names_a_wrong_stream():
     node = Stage1("stage1", Stage1.Params())
     node.start()
     info = StreamInfo(name="raw-eeg", type="EEG", channels=("Fz", "Cz"), rate=256.0)
-    with pytest.raises(ValueError, match="'stage1'.*'raw-eeg'.*align"):
-        node.process({"in": Chunk(np.zeros((10, 2), np.float32), np.arange(10.0), info)})
+    with pytest.raises(Misconfigured, match="'raw-eeg'.*align"):
+        node.check("in", info)

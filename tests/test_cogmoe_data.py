@@ -1,9 +1,12 @@
 """CogMoE's CL-Drive and ADABase loaders on small files written here in each dataset's own
 layout."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from edgert.methods.base import DataError
 from edgert.methods.cogmoe.data import read_adabase, read_cl_drive
 
 
@@ -97,3 +100,34 @@ def test_adabase_bad_input_names_the_file_and_the_fix(tmp_path):
     pd.DataFrame({"ECG": [1.0, 2.0], "STUDY": ["k-drive"] * 2}).to_hdf(bad, key="SIGNALS")
     with pytest.raises(ValueError, match=r"S03.h5.*\['LEVEL'\]"):
         read_adabase(bad)
+
+
+class _Ran:
+    """Unpickled unsafely, writes a marker file."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("where", ["column", "attribute"])
+def test_a_crafted_adabase_file_runs_nothing_and_is_refused_by_name(tmp_path, where):
+    """pandas' HDF5 reader unpickles object columns and PyTables unpickles attributes: a file
+    whose pickles name code is refused before pandas opens it."""
+    import tables
+
+    marker, path = tmp_path / "ran", tmp_path / "S09.h5"
+    frame = pd.DataFrame({"STUDY": ["k-drive"] * 2, "LEVEL": [1, 1], "ECG": [1.0, 2.0]})
+    if where == "column":
+        frame["ECG"] = [_Ran(str(marker)), 2.0]
+        frame.to_hdf(path, key="SIGNALS")
+    else:
+        frame.to_hdf(path, key="SIGNALS", format="table")
+        with tables.open_file(str(path), "a") as f:
+            f.root.SIGNALS._v_attrs.note = _Ran(str(marker))
+    marker.unlink(missing_ok=True)
+    with pytest.raises(DataError, match=r"S09.h5.*names code.*refused"):
+        read_adabase(path)
+    assert not marker.exists(), "code in the file ran"

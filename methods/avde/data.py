@@ -21,6 +21,7 @@ from edgert.methods.avde import simulate
 from edgert.methods.avde.model import PATCH
 from edgert.methods.base import Data, DataError
 from edgert.methods.cache import recordings_folder
+from edgert.methods.unpickle import ArraysOnly
 
 RATE = simulate.RATE
 THINGS_FILES = ("preprocessed_eeg_training.npy", "preprocessed_eeg_test.npy")
@@ -101,22 +102,8 @@ def read_things(folder: Path, size: int = image_set.SIZE) -> Viewing:
                    channels, None, str(folder))
 
 
-class _ArraysOnly(pickle.Unpickler):
-    """THINGS-EEG2 ships pickled dicts; unpickle arrays, lists and strings only, so a
-    crafted file cannot run code."""
-
-    ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
-               ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
-               ("numpy._core.multiarray", "scalar"), ("builtins", "slice")}
-
-    def find_class(self, module: str, name: str):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not an array or a string")
-        return super().find_class(module, name)
-
-
 def _load_npy(path: Path):
-    """An .npy file; an object array through `_ArraysOnly`."""
+    """An .npy file; an object array through `ArraysOnly`."""
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)
         read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
@@ -125,7 +112,7 @@ def _load_npy(path: Path):
         if not dtype.hasobject:
             f.seek(0)
             return np.lib.format.read_array(f)
-        value = _ArraysOnly(f).load()
+        value = ArraysOnly(f).load()
     return value.item() if isinstance(value, np.ndarray) and value.shape == () else value
 
 

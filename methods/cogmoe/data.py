@@ -24,6 +24,7 @@ samples), with `STUDY` (n-back or k-drive) and `LEVEL` columns. The default colu
 """
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ import pandas as pd
 
 from edgert.methods.base import Data, DataError
 from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
+from edgert.methods.unpickle import arrays_only
 
 FOLDERS = {"eeg": "EEG", "ecg": "ECG", "eda": "EDA", "gaze": "Gaze"}
 NOMINAL_HZ = {"eeg": 256.0, "ecg": 512.0, "eda": 128.0, "gaze": 50.0}
@@ -140,6 +142,7 @@ def read_adabase(path: str | Path, study: str = "k-drive",
         raise ValueError(f"ADABase study {study!r}: choose from {ADABASE_STUDIES}")
     if not path.exists():
         raise FileNotFoundError(f"{path}: no ADABase subject file (one <subject>.h5 each)")
+    refuse_code(path)
     frame = pd.read_hdf(path, key)
     missing = sorted({"STUDY", "LEVEL"} - set(frame.columns))
     if missing:
@@ -165,6 +168,48 @@ def read_adabase(path: str | Path, study: str = "k-drive",
                 signals[sensor] = (stamps - stamps[0], values[kept].to_numpy(np.float64))
         out.append(LevelRecording(int(level), signals, np.zeros(0)))
     return out
+
+
+def refuse_code(path: Path) -> None:
+    """Read every pickle pandas' HDF5 reader would load from `path` (PyTables unpickles node
+    attributes and object columns, even while merely opening a group) with an unpickler that
+    builds arrays and containers only; a file that names anything else is refused before
+    pandas or PyTables open it. The file is walked with h5py, which never unpickles."""
+    import h5py
+
+    def visit(obj) -> None:
+        for name in obj.attrs:
+            try:
+                value = obj.attrs[name]
+            except (OSError, TypeError, ValueError):
+                continue  # a type h5py cannot read holds no pickle either
+            _no_code(value, path, obj.name, name)
+        if isinstance(obj, h5py.Dataset) and h5py.check_vlen_dtype(obj.dtype) == np.uint8:
+            for row in obj[()].ravel():  # PyTables' object columns: one pickle a row
+                _no_code(bytes(row), path, obj.name, "values")
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise DataError(f"{path}: not an HDF5 file ({e})") from None
+    with f:
+        visit(f)
+        f.visititems(lambda _, obj: visit(obj))
+
+
+def _no_code(value, path: Path, where: str, name: str) -> None:
+    raw = bytes(value) if isinstance(value, (bytes, np.bytes_)) else None
+    if raw is None or not raw.endswith(b"."):
+        return  # PyTables unpickles only byte strings that end as a pickle does
+    try:
+        arrays_only(raw)
+    except pickle.UnpicklingError as e:
+        if "is not an array or a string" in str(e):
+            raise DataError(f"{path}: {where} {name!r} holds a pickle that names "
+                            f"code ({e}); refused unread. ADABase files hold numbers and "
+                            "strings only") from None
+    except Exception:
+        return  # not a pickle: PyTables keeps such bytes as they are
 
 
 def participants(root: Path) -> list[str]:
