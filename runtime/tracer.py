@@ -6,14 +6,15 @@ import numpy as np
 EMPTY = {"p50_ms": 0.0, "p90_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0, "count": 0,
          "clock_faults": 0}
 CLOCK_TOLERANCE_S = 0.005  # clock-sync jitter: a stamp up to this far ahead reads as 0 s
+MAX_LATENCY_S = 86400.0  # a stamp older than a day is in another clock, not late
 
 
 class Latency:
     """Durations in seconds kept in a ring (the most recent `size`); count and max are all-time.
 
     A latency from a source's timestamp that is negative beyond `CLOCK_TOLERANCE_S` (the
-    sender's clock ahead of this one), or not finite, is a clock fault: counted in
-    `clock_faults`, kept out of the percentiles, which it would poison. One writer at a time (a node's stage runs under
+    sender's clock ahead of this one), over `MAX_LATENCY_S`, or not finite, is a clock fault:
+    counted in `clock_faults`, kept out of the percentiles, which it would poison. One writer at a time (a node's stage runs under
     its lock), so no lock on the hot path.
     """
 
@@ -25,7 +26,7 @@ class Latency:
 
     def add(self, seconds: float) -> bool:
         """Record one latency; False if it was a clock fault."""
-        if not np.isfinite(seconds):
+        if not np.isfinite(seconds) or seconds > MAX_LATENCY_S:
             self.clock_faults += 1
             return False
         if seconds < 0:
@@ -41,7 +42,7 @@ class Latency:
 
     def extend(self, seconds: np.ndarray) -> None:
         seconds = np.asarray(seconds, dtype=float)[-len(self.values):]
-        faults = ~(seconds >= -CLOCK_TOLERANCE_S) | ~np.isfinite(seconds)
+        faults = ~((seconds >= -CLOCK_TOLERANCE_S) & (seconds <= MAX_LATENCY_S))
         self.clock_faults += int(faults.sum())
         seconds = np.maximum(seconds[~faults], 0.0)
         if len(seconds) == 0:

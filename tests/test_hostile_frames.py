@@ -319,3 +319,40 @@ def test_a_crafted_checkpoint_runs_nothing_and_is_named(tmp_path, method, form):
     assert done.exit_code == 2 and str(path) in done.stderr, done.output
     assert done.exception is None or isinstance(done.exception, SystemExit)
     assert "nothing in it was run" in done.stderr
+
+
+stamp_offsets = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                          st.floats(-1e6, 1e6), st.just(0.0))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(stamp_offsets, min_size=1, max_size=5), min_size=1, max_size=5))
+def test_any_timestamps_from_a_source_leave_the_run_and_its_report_sound(chunks):
+    """Chunks stamped anything (NaN, Inf, far past or future, going back) from a source, then
+    a good one: the good one gets through a filter to the sink, nothing stops, and the report
+    is strict JSON with finite figures."""
+    import json
+
+    from test_pipeline import FEED, INFO, SINK, build
+
+    pipe = build([FEED, {"name": "bp", "node": "filter",
+                         "params": {"kind": "bandpass", "freqs": [1, 40]}}, SINK])
+    pipe.start()
+    try:
+        for k, offsets in enumerate(chunks):
+            stamps = local_clock() + np.asarray(offsets, dtype=np.float64)
+            pipe.nodes["src"].queue.put(Chunk(np.ones((len(offsets), 4), np.float32), stamps,
+                                              INFO, k))
+        last = local_clock() - np.arange(5)[::-1] / 250.0
+        pipe.nodes["src"].queue.put(Chunk(np.ones((5, 4), np.float32), last, INFO, 99))
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(
+                c.seq == 99 for c in pipe.nodes["sink"].chunks):
+            time.sleep(0.005)
+    finally:
+        pipe.stop()
+    report = pipe.report()
+    assert any(c.seq == 99 for c in pipe.nodes["sink"].chunks), "the good chunk was lost"
+    assert pipe.fatal is None and not pipe.scheduler.died
+    json.dumps(report, allow_nan=False)
+    assert all(np.isfinite(v) for v in report["end_to_end"].values())
