@@ -117,8 +117,12 @@ class Scheduler:
                         time.sleep(min(0.01 * 2 ** failing, 0.5))
                     continue
                 failing = 0
-                if chunk is not None:
+                if chunk is None:
+                    continue
+                try:
                     self._source_chunk(name, chunk)
+                except Exception as e:  # a defect met on one chunk: count it, read on
+                    self._failed(name, "out", chunk, e)
         except Exception as e:  # a defect here must not end the source in silence
             log.exception("source %r stopped", name)
             self.died[name] = f"source {name!r} stopped: {type(e).__name__}: {e}"

@@ -356,3 +356,27 @@ def test_any_timestamps_from_a_source_leave_the_run_and_its_report_sound(chunks)
     assert pipe.fatal is None and not pipe.scheduler.died
     json.dumps(report, allow_nan=False)
     assert all(np.isfinite(v) for v in report["end_to_end"].values())
+
+
+def test_a_source_loop_meets_a_defect_on_one_chunk_and_reads_on():
+    """A chunk the scheduler itself cannot time (a custom source's info with no rate) is
+    counted as an error of that source; the next chunk goes through, the loop lives."""
+    from dataclasses import replace
+
+    from test_pipeline import FEED, INFO, SINK, build, chunks_of
+
+    pipe = build([FEED, SINK])
+    good = chunks_of(np.ones((30, 4), np.float32), size=10)
+    broken = replace(good[1], info=replace(INFO, rate=None))
+    pipe.start()
+    try:
+        for c in (good[0], broken, good[2]):
+            pipe.nodes["src"].queue.put(c)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(pipe.nodes["sink"].chunks) < 2:
+            time.sleep(0.01)
+    finally:
+        pipe.stop()
+    report = pipe.report()
+    assert [c.seq for c in pipe.nodes["sink"].chunks] == [0, 2]
+    assert report["quarantined"] == {"src": {"error:TypeError": 1}} and not pipe.scheduler.died
