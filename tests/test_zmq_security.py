@@ -146,3 +146,46 @@ nodes:
     assert run.returncode == 0, err
     saved = json.loads(report.read_text())
     assert saved["nodes"]["src"]["refused"] >= 2 and saved["nodes"]["src"]["processed"] == 20
+
+
+def test_strangers_on_a_curve_subscriber_lock_out_no_listed_publisher(keys):
+    """A pipeline's SUB binds with CURVE; a stranger's key and a plain peer publish first, then
+    the listed client: its chunks arrive. (A publisher that connects to a bound SUB may lose
+    what it sends before the subscription reaches it: libzmq forwards it on the first send.)"""
+    from edgert.runtime import spec as specs
+    from edgert.streams.zmq_link import Publisher
+
+    folder, allowed = keys
+    port, out = free_endpoint().rpartition(":")[2], free_endpoint()
+    raw = {"name": "s", "nodes": [
+        {"name": "src", "node": "zmq_in", "params": {
+            "endpoint": f"tcp://0.0.0.0:{port}", "pattern": "sub", "bind": True,
+            "keys": str(folder / "server.key_secret"), "clients": str(allowed)}},
+        {"name": "dst", "node": "zmq_out", "params": {"endpoint": out, "pattern": "push"}}]}
+    pipe = Pipeline(specs.parse(raw, "secured-sub"))
+    endpoint = f"tcp://127.0.0.1:{port}"
+    with Puller(out) as results:
+        pipe.start()
+        try:
+            stranger = Security(folder / "stranger.key_secret", server_key=folder / "server.key")
+            strangers = [Publisher(endpoint, bind=False, security=stranger),
+                         Publisher(endpoint, bind=False)]
+            for s in strangers:
+                for k in range(5):
+                    s.push(_chunk(100 + k))
+            time.sleep(0.5)
+            client = Security(folder / "client.key_secret", server_key=folder / "server.key")
+            with Publisher(endpoint, bind=False, security=client) as good:
+                time.sleep(0.5)
+                for k in range(20):
+                    good.push(_chunk(k))
+                    time.sleep(0.01)
+                got = []
+                while (c := results.pull(timeout=2)) is not None:
+                    got.append(c.seq)
+            for s in strangers:
+                s.close()
+        finally:
+            pipe.stop()
+    assert all(0 <= s < 20 for s in got) and len(got) >= 19, got
+    assert pipe.report()["nodes"]["src"]["refused"] >= 2
