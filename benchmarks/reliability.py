@@ -356,60 +356,32 @@ def bad_frame_memory(frames: int = 150, mib: int = 4) -> dict:
 
 def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
     cfg = QUICK if quick else FULL
-    steps = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
-             "reject cost", "recorder killed", "hostile inputs", "hostile frames live",
-             "bad-frame memory", "scaling", "soak", "bci soak", "car soak"]
+    steps = [*FAULT_STEPS, "scaling", "soak", "bci soak", "car soak"]
     task = progress.add_task("reliability", total=len(steps)) if progress else None
-    results: dict = {"faults": {}}
+
+    begun: list[str] = []
 
     def step(what: str) -> None:
+        """A step begins: the one before it is done."""
         if progress:
+            if begun:
+                progress.advance(task)
             progress.update(task, description=f"reliability: {what}")
+        begun.append(what)
 
-    step(steps[0])
-    results["faults"]["lsl_source_restarted"] = source_restart("lsl")
-    _advance(progress, task)
-    step(steps[1])
-    results["faults"]["zmq_source_restarted"] = source_restart("zmq")
-    _advance(progress, task)
-    step(steps[2])
-    results["reject"], results["faults"]["malformed_burst"], \
-        results["faults"]["clock_ahead"] = bad_and_clock(cfg)
-    _advance(progress, task)
-    step(steps[3])
-    with tempfile.TemporaryDirectory() as tmp:
-        results["faults"]["recorder_killed"] = recorder_killed(Path(tmp))
-    _advance(progress, task)
-    step(steps[4])
-    results["hostile"] = hostile(cfg)
-    _advance(progress, task)
-    step(steps[5])
-    results["hostile_live"] = hostile_live(cfg)
-    _advance(progress, task)
-    step(steps[6])
-    results["bad_frame_memory"] = bad_frame_memory()
-    _advance(progress, task)
-    step(steps[7])
+    results = faults_and_hostile(cfg, step)
+    step("scaling")
     results["scaling"] = run_scaling(quick, progress, task)
-    _advance(progress, task)
-    step(steps[8])
+    step("soak")
     results["soak"] = soak(cfg)
-    _advance(progress, task)
     results["soak_pipelines"] = {}
     for name in ("bci", "car"):
         step(f"{name} soak")
         results["soak_pipelines"][name] = soak_pipeline(name, cfg.soak_s, progress=progress)
-        _advance(progress, task)
+    _advance(progress, task)
     soaked = [r for r in results["soak_pipelines"].values() if "skipped" not in r]
-    faults = results["faults"].values()
     results["summary"] = {
-        "faults_survived": sum(f["survived"] for f in faults), "faults": len(results["faults"]),
-        "lost_before_fault": sum(f.get("lost_before_fault", 0) for f in faults),
-        "hostile_tried": results["hostile"]["tried"],
-        "hostile_crashed": results["hostile"]["crashed"],
-        "hostile_live_good_lost": results["hostile_live"]["good_lost"],
-        "bad_frame_rss_held_mb": results["bad_frame_memory"]["rss_held_after_give_back_mb"],
-        "reject_us_p99": results["reject"]["reject_us_p99"],
+        **summary(results),
         **{f"largest_{k}_held": v for k, v in results["scaling"]["largest_held"].items()},
         "soak_rss_growth": results["soak"]["rss_growth"],
         "soak_pipelines": len(soaked),
@@ -420,24 +392,55 @@ def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> 
     return {"config": asdict(cfg), "results": results}
 
 
+FAULT_STEPS = ["lsl source restarted", "zmq source restarted", "malformed burst, clock ahead, "
+               "reject cost", "recorder killed", "hostile inputs", "hostile frames live",
+               "bad-frame memory"]
+
+
+def faults_and_hostile(cfg: Config, step=lambda what: None) -> dict:
+    """Every fault and hostile input (minutes; the scaling and soaks take hours); `step` is
+    told each one as it starts."""
+    results: dict = {"faults": {}}
+    faults = results["faults"]
+    step(FAULT_STEPS[0])
+    faults["lsl_source_restarted"] = source_restart("lsl")
+    step(FAULT_STEPS[1])
+    faults["zmq_source_restarted"] = source_restart("zmq")
+    step(FAULT_STEPS[2])
+    results["reject"], faults["malformed_burst"], faults["clock_ahead"] = bad_and_clock(cfg)
+    step(FAULT_STEPS[3])
+    with tempfile.TemporaryDirectory() as tmp:
+        faults["recorder_killed"] = recorder_killed(Path(tmp))
+    step(FAULT_STEPS[4])
+    results["hostile"] = hostile(cfg)
+    step(FAULT_STEPS[5])
+    results["hostile_live"] = hostile_live(cfg)
+    step(FAULT_STEPS[6])
+    results["bad_frame_memory"] = bad_frame_memory()
+    return results
+
+
+def summary(results: dict) -> dict:
+    """The headline figures of the faults and hostile inputs."""
+    faults = results["faults"].values()
+    return {"faults_survived": sum(f["survived"] for f in faults), "faults": len(faults),
+            "lost_before_fault": sum(f.get("lost_before_fault", 0) for f in faults),
+            "hostile_tried": results["hostile"]["tried"],
+            "hostile_crashed": results["hostile"]["crashed"],
+            "hostile_live_good_lost": results["hostile_live"]["good_lost"],
+            "bad_frame_rss_held_mb":
+                results["bad_frame_memory"]["rss_held_after_give_back_mb"],
+            "reject_us_p99": results["reject"]["reject_us_p99"]}
+
+
 def _advance(progress, task) -> None:
     if progress:
         progress.advance(task)
 
 
-def run_hostile(cfg: Config) -> dict:
-    """The hostile-input part alone (minutes, not the soaks' hours): reject cost, a malformed
-    burst, a clock ahead, decoder mutations, live mutations, bad-frame memory."""
-    results: dict = {}
-    results["reject"], results["malformed_burst"], results["clock_ahead"] = bad_and_clock(cfg)
-    results["hostile"] = hostile(cfg)
-    results["hostile_live"] = hostile_live(cfg)
-    results["bad_frame_memory"] = bad_frame_memory()
-    return {"config": asdict(cfg), "machine": machine(), "results": results}
-
-
 def main() -> None:
-    """`python -m edgert.benchmarks.reliability [--quick] --out FILE.json`: the hostile part."""
+    """`python -m edgert.benchmarks.reliability [--quick] --out FILE.json`: the faults and
+    hostile inputs alone, without the scaling and the soaks."""
     import argparse
     import json
 
@@ -446,11 +449,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cfg = QUICK if args.quick else FULL
-    print(f"hostile inputs: {cfg.hostile} mutations decoded and sent live, "
-          f"{cfg.reject_repeats * cfg.reject_k} rejected frames timed (about a minute)",
-          flush=True)
+    print(f"faults and hostile inputs: sources killed and restarted, {cfg.hostile} mutations "
+          "decoded and sent live, bad-frame memory (about two minutes)", flush=True)
+    started = time.monotonic()
+    results = faults_and_hostile(cfg, lambda what: print(
+        f"  {what} ({time.monotonic() - started:.0f} s)", flush=True))
+    results["summary"] = summary(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(run_hostile(cfg), indent=1, allow_nan=False))
+    args.out.write_text(json.dumps({"config": asdict(cfg), "machine": machine(),
+                                    "results": results}, indent=1, allow_nan=False))
     print(f"results written to {args.out}")
 
 

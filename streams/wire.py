@@ -22,6 +22,7 @@ MAX_DIMS = 8  # samples, then up to 7 dimensions per sample (images: H, W, C)
 MAX_SIZE = 2**32  # no dimension, and no sample, holds more values than this
 MAX_SEQ = 2**63
 MAX_TIME = 1e12  # seconds: a clock (monotonic or Unix) reads far less; larger is not a time
+MIN_RATE, MAX_RATE = 1e-6, 1e9  # Hz: a sample a fortnight to a sample a nanosecond
 HEADER_KEYS = {"v": int, "stream": dict, "seq": int, "gap": bool, "dtype": str, "shape": list}
 STREAM_KEYS = {"name": str, "type": str, "channels": list, "units": list, "rate": (int, float),
                "dtype": str, "source_id": str}
@@ -189,9 +190,9 @@ def _check_values(header: dict, stream: dict, name: str | None) -> None:
         raise WireError(name, "stream.dtype", f"unknown dtype {stream['dtype']!r}; expected "
                         f"one of {', '.join(DTYPES)} or {STRING!r}")
     rate = stream["rate"]
-    if not math.isfinite(rate) or rate < 0:
-        raise WireError(name, "stream.rate", f"expected a finite rate >= 0 (0: irregular), "
-                        f"got {rate!r}")
+    if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
+        raise WireError(name, "stream.rate", f"expected 0 (irregular) or a rate from "
+                        f"{MIN_RATE:g} to {MAX_RATE:g} Hz, got {rate!r}")
     if not 0 <= header["seq"] < MAX_SEQ:
         raise WireError(name, "seq", f"expected 0 <= seq < 2**63, got {header['seq']!r}")
 
@@ -229,8 +230,9 @@ def _check_layout(header: dict, name: str | None) -> None:
             raise WireError(name, key, "missing (give either 'timestamps' or 't0' and 'rate')")
         if not _is_time(header[key]):
             raise WireError(name, key, f"expected a finite number, got {header[key]!r}")
-    if header["rate"] <= 0:
-        raise WireError(name, "rate", f"must be > 0 with 't0', got {header['rate']!r}")
+    if not MIN_RATE <= header["rate"] <= MAX_RATE:
+        raise WireError(name, "rate", f"must be from {MIN_RATE:g} to {MAX_RATE:g} Hz with "
+                        f"'t0', got {header['rate']!r}")
     last = header["t0"] + max(shape[0] - 1, 0) / header["rate"]
     if not math.isfinite(last) or abs(last) > MAX_TIME:
         raise WireError(name, "rate", f"t0 {header['t0']!r} + {shape[0]} samples at "
