@@ -3,8 +3,10 @@ cannot capture the module. Either is checked against the module before it is kep
 from __future__ import annotations
 
 import io
+import json
 import logging
 import warnings
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import torch
 
 from edgert.export.axes import Axes, resized
+from edgert.export.bundle import BundleError
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +58,61 @@ def _export(module: torch.nn.Module, examples: dict[str, torch.Tensor], dynamic_
 def load(path: Path) -> Callable:
     """A torch file as a callable taking the inputs positionally, like the original module."""
     if path.suffix == ".pt2":
+        refuse_pickles(path)
         return torch.export.load(str(path)).module()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return torch.jit.load(str(path))
+
+
+def refuse_pickles(path: Path) -> None:
+    """Refuse a .pt2 archive whose loading would run a pickle's code. torch.export.load
+    unpickles pickled weights and constants, sample inputs and legacy `.pt` members with
+    `weights_only=False` once `weights_only=True` fails, and custom and opaque objects with no
+    check at all. So every pickled member must load with weights only, and custom and opaque
+    objects (edgert exports none) are refused, before torch reads the archive."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            raw = _raw_payloads(archive)
+            for member in archive.namelist():
+                folder, _, name = member.rpartition("/")
+                if name.startswith(("custom_obj_", "opaque_obj_")):
+                    raise BundleError(f"{path}: {member} is a pickled Python object, which a "
+                                      "bundle never holds; refused unread")
+                pickled = member.endswith(".pt") or (
+                    folder.endswith(PICKLED_DIRS) and not name.endswith(".json")
+                    and member not in raw)
+                if pickled:
+                    _weights_only(archive, member, path)
+    except zipfile.BadZipFile as e:
+        raise BundleError(f"{path}: not a torch.export archive ({e})") from None
+
+
+PICKLED_DIRS = ("data/weights", "data/constants", "data/sample_inputs")
+
+
+def _raw_payloads(archive: zipfile.ZipFile) -> set[str]:
+    """The members the archive's payload configs declare as raw tensor bytes (no pickle)."""
+    raw = set()
+    for member in archive.namelist():
+        if member.endswith(("_weights_config.json", "_constants_config.json")):
+            folder = member.rpartition("/")[0]
+            try:
+                config = json.loads(archive.read(member))["config"]
+                raw |= {f"{folder}/{entry['path_name']}" for entry in config.values()
+                        if not entry.get("use_pickle")}
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise BundleError(f"{member}: not a payload config") from None
+    return raw
+
+
+def _weights_only(archive: zipfile.ZipFile, member: str, path: Path) -> None:
+    try:
+        torch.load(io.BytesIO(archive.read(member)), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch.load fails in many ways on what is not a tensor file
+        reason = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise BundleError(f"{path}: {member} holds more than tensors ({reason}); refused "
+                          "unrun") from None
 
 
 @contextmanager

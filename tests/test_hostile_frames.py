@@ -381,3 +381,32 @@ def test_a_source_loop_meets_a_defect_on_one_chunk_and_reads_on():
     report = pipe.report()
     assert [c.seq for c in pipe.nodes["sink"].chunks] == [0, 2]
     assert report["quarantined"] == {"src": {"error:TypeError": 1}} and not pipe.scheduler.died
+
+
+@pytest.mark.parametrize("member", ["model/data/sample_inputs/model.pt",
+                                    "model/data/constants/opaque_obj_0"])
+def test_a_crafted_torch_export_archive_runs_nothing(tmp_path, member):
+    """torch.export.load falls back to full unpickling for sample inputs and unpickles opaque
+    constants outright: a bundle's model.pt2 carrying such a pickle is refused unread."""
+    import io
+    import zipfile
+    from pathlib import Path
+
+    from edgert.export.bundle import BundleError
+    from edgert.export.torch_file import load
+    from edgert.methods.ship import shipped_folder
+
+    marker = tmp_path / "ran"
+    crafted = tmp_path / "model.pt2"
+    evil = io.BytesIO()
+    torch.save({"x": Ran(str(marker))}, evil)
+    with zipfile.ZipFile(shipped_folder("btta_dg") / "bundle" / "model.pt2") as src, \
+            zipfile.ZipFile(crafted, "w") as out:
+        for item in src.infolist():
+            if item.filename != member:
+                out.writestr(item, src.read(item.filename))
+        out.writestr(member, evil.getvalue() if member.endswith(".pt") else
+                     pickle.dumps(Ran(str(marker))))
+    with pytest.raises(BundleError, match=f"{member}.*refused"):
+        load(Path(crafted))
+    assert not marker.exists(), "code in the archive ran"
