@@ -49,10 +49,13 @@ class HFModel:
                             "a folder written by save_pretrained or an http:// endpoint")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path))
-            self.model = AutoModelForCausalLM.from_pretrained(str(path)).eval()
+            # safetensors only: a pytorch_model.bin is a pickle, and runs what it names
+            self.model = AutoModelForCausalLM.from_pretrained(str(path),
+                                                              use_safetensors=True).eval()
         except (OSError, ValueError) as e:
-            raise DataError(f"{path}: not a transformers model folder ({e}); give a folder "
-                            "written by save_pretrained or an http:// endpoint") from e
+            raise DataError(f"{path}: not a transformers model folder with safetensors "
+                            f"weights ({e}); give a folder written by save_pretrained or an "
+                            "http:// endpoint") from e
         self.name = Path(str(path)).name
 
     @torch.no_grad()
