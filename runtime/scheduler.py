@@ -131,12 +131,21 @@ class Scheduler:
 
     def _source_chunk(self, name: str, chunk: Chunk) -> None:
         """Time and pass on one chunk a source read (its stamps must be times to be timed;
-        the rest of it is checked at each node it reaches)."""
+        the rest of it is checked at each node it reaches). Samples stamped NaN or Inf (an
+        LSL outlet may send them) are quarantined; the others go on, after a gap."""
         stamps = np.asarray(chunk.timestamps)
-        if stamps.dtype.kind not in "fiu" or not np.isfinite(stamps).all():
-            self.quarantine.add(name, "out", chunk, "timestamps",
-                                "timestamps that are not finite numbers")
+        if stamps.dtype.kind not in "fiu":
+            self.quarantine.add(name, "out", chunk, "timestamps", "timestamps that are not "
+                                "numbers")
             return
+        good = np.isfinite(stamps)
+        if not good.all():
+            self.quarantine.add(name, "out", chunk, "timestamps", f"{int((~good).sum())} of "
+                                f"{len(stamps)} samples stamped NaN or Inf")
+            if not good.any() or len(stamps) != len(chunk.data):
+                return
+            chunk = chunk.derive(chunk.data[good], stamps[good])
+            chunk.gap = True
         now = time.monotonic()
         self._heard(name, chunk, self.last_heard.get(name))
         self.last_heard[name] = now

@@ -410,3 +410,38 @@ def test_a_crafted_torch_export_archive_runs_nothing(tmp_path, member):
     with pytest.raises(BundleError, match=f"{member}.*refused"):
         load(Path(crafted))
     assert not marker.exists(), "code in the archive ran"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_an_lsl_outlet_stamping_samples_nan_or_inf_loses_only_those_samples(uid, bad):
+    """liblsl passes any double as a timestamp: a real outlet stamps one sample in five NaN or
+    Inf; the four others of each chunk reach the sink, the bad ones are counted."""
+    import pylsl
+
+    from edgert.runtime import spec as specs
+
+    name = f"stamps-{uid}"
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "EEG", 2, 100, "float32", name))
+    raw = {"name": "n", "nodes": [
+        {"name": "src", "node": "lsl_inlet", "params": {"name": name, "wait": 10}},
+        {"name": "sink", "node": "pipeline_nodes:Collect"}]}
+    pipe = Pipeline(specs.parse(raw, "stamps"))
+    pipe.start()
+    try:
+        time.sleep(0.5)
+        for k in range(20):
+            stamps = local_clock() - np.arange(5)[::-1] / 100
+            stamps[2] = bad
+            outlet.push_chunk(np.full((5, 2), k, np.float32), stamps.tolist())
+            time.sleep(0.02)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and \
+                sum(len(c) for c in pipe.nodes["sink"].chunks) < 80:
+            time.sleep(0.05)
+    finally:
+        pipe.stop()
+        del outlet
+    report = pipe.report()
+    got = pipe.nodes["sink"].chunks
+    assert sum(len(c) for c in got) == 80 and all(np.isfinite(c.timestamps).all() for c in got)
+    assert report["quarantined"] == {"src": {"timestamps": 20}} and pipe.fatal is None
