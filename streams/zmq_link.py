@@ -24,6 +24,7 @@ from edgert.streams.clock import local_clock
 from edgert.streams.zmq_security import Security, refused
 
 PUBSUB_HWM = 100
+PULL_HWM = 1000
 MAX_MESSAGE = 64 << 20  # bytes: a receiving socket drops a peer that sends a larger frame
 
 
@@ -201,7 +202,7 @@ class Puller(_Link):
 
     stage = "zmq_pull"
 
-    def __init__(self, endpoint: str, bind: bool = True, hwm: int = 1000,
+    def __init__(self, endpoint: str, bind: bool = True, hwm: int = PULL_HWM,
                  security: Security | None = None, max_message: int = MAX_MESSAGE):
         super().__init__(zmq.PULL, endpoint, bind, security, RCVHWM=hwm, MAXMSGSIZE=max_message)
 

@@ -14,8 +14,8 @@ from pydantic import Field
 
 from edgert.runtime.node import Node, Params, Source, UserPath
 from edgert.streams import Chunk
-from edgert.streams.zmq_link import (MAX_MESSAGE, Answerer, Publisher, Puller, Pusher, Replier,
-                                     Server, Subscriber)
+from edgert.streams.zmq_link import (MAX_MESSAGE, PUBSUB_HWM, PULL_HWM, Answerer, Publisher,
+                                     Puller, Pusher, Replier, Server, Subscriber)
 from edgert.streams.zmq_security import Security
 
 
@@ -46,15 +46,20 @@ class ZMQIn(Source):
         topic: str = Field("", description="SUB only: stream-name prefix to receive")
         max_message_mb: float = Field(MAX_MESSAGE / 2**20, gt=0, description="a peer that "
                                       "sends a larger frame is disconnected")
+        hwm: int | None = Field(None, gt=0, description="SUB and PULL: messages queued before "
+                                "ZeroMQ drops (SUB) or holds senders back (PULL); at most "
+                                "hwm x max_message_mb in flight (default 100 SUB, 1000 PULL)")
 
     def start(self) -> None:
         p, security = self.p, self.p.security()
         bind, limit = p.bind is not False, round(p.max_message_mb * 2**20)
         if p.pattern == "sub":
-            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind), security=security,
+            self.link = Subscriber(p.endpoint, p.topic, bind=bool(p.bind),
+                                   hwm=p.hwm or PUBSUB_HWM, security=security,
                                    max_message=limit)
         elif p.pattern == "pull":
-            self.link = Puller(p.endpoint, bind=bind, security=security, max_message=limit)
+            self.link = Puller(p.endpoint, bind=bind, hwm=p.hwm or PULL_HWM, security=security,
+                               max_message=limit)
         elif p.pattern == "router":
             self.link = Server(p.endpoint, bind=bind, security=security, max_message=limit)
         else:
