@@ -25,6 +25,7 @@ from edgert.streams.zmq_security import Security, refused
 
 PUBSUB_HWM = 100
 PULL_HWM = 1000
+MAX_PENDING = 10_000  # requests a Server keeps waiting for their answers
 MAX_MESSAGE = 64 << 20  # bytes: a receiving socket drops a peer that sends a larger frame
 
 
@@ -355,8 +356,13 @@ class Server(_Link):
             self.socket.send_multipart([*envelope, *wire.encode(reply)], copy=False)
 
     def _prune(self) -> None:
+        """Forget requests older than `forget` s, and the oldest beyond MAX_PENDING (a flood
+        of requests never answered cannot grow the table without bound)."""
         old = local_clock() - self.forget
-        for seq in [s for s, (_, _, t) in self.pending.items() if t < old]:
+        while self.pending:  # oldest first: the table is in arrival order
+            seq, (_, _, t) = next(iter(self.pending.items()))
+            if t >= old and len(self.pending) < MAX_PENDING:
+                return
             del self.pending[seq]
             self.expired += 1
 

@@ -445,3 +445,24 @@ def test_an_lsl_outlet_stamping_samples_nan_or_inf_loses_only_those_samples(uid,
     got = pipe.nodes["sink"].chunks
     assert sum(len(c) for c in got) == 80 and all(np.isfinite(c.timestamps).all() for c in got)
     assert report["quarantined"] == {"src": {"timestamps": 20}} and pipe.fatal is None
+
+
+def test_a_flood_of_unanswered_requests_keeps_the_router_table_bounded(monkeypatch):
+    """Requests nobody answers are forgotten oldest first beyond MAX_PENDING (and after
+    `forget` s), each counted as expired."""
+    from edgert.streams import zmq_link
+
+    monkeypatch.setattr(zmq_link, "MAX_PENDING", 50)
+    endpoint = free_endpoint()
+    with zmq_link.Server(endpoint) as server:
+        client = zmq.Context.instance().socket(zmq.DEALER)
+        client.connect(endpoint)
+        try:
+            for k in range(200):
+                client.send_multipart([b"", *good(k)])
+            got = 0
+            while got < 200 and server.receive(timeout=5) is not None:
+                got += 1
+        finally:
+            client.close(linger=0)
+        assert got == 200 and len(server.pending) <= 50 and server.expired >= 150
