@@ -354,6 +354,39 @@ def bad_frame_memory(frames: int = 150, mib: int = 4) -> dict:
                                  for k in kept) / 2**20, 2)}
 
 
+def soak(cfg: Config) -> dict:
+    """The relay pipeline fed as fast as it takes for `soak_s`: memory, threads, files."""
+    me = psutil.Process()
+    threads0, files0 = threading.active_count(), len(me.open_files()) + me.num_fds()
+    pipe, src, sink = _relay()
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.connect(src)
+    with Puller(sink) as out:
+        pipe.start()
+        rss = []
+        sent = 0
+        end = time.monotonic() + cfg.soak_s
+        warm = time.monotonic() + cfg.soak_s / 4  # ring buffers and caches fill first
+        while time.monotonic() < end:
+            push.send_multipart(_good(sent))
+            sent += 1
+            while out.pull(timeout=0) is not None:
+                pass
+            if sent % 500 == 0 and time.monotonic() > warm:
+                rss.append(me.memory_info().rss)
+        while out.pull(timeout=1.0) is not None:  # what is still queued goes through
+            pass
+        push.close(linger=0)
+        pipe.stop()
+    time.sleep(0.5)
+    report = pipe.report()
+    growth = (rss[-1] - rss[0]) / rss[0] if len(rss) > 1 else 0.0
+    return {"seconds": cfg.soak_s, "chunks": sent, "processed": report["nodes"]["out"]["processed"],
+            "rss_growth": float(growth), "rss_mb_end": rss[-1] / 2**20 if rss else None,
+            "threads_leaked": threading.active_count() - threads0,
+            "fds_leaked": len(me.open_files()) + me.num_fds() - files0}
+
+
 def run_reliability(quick: bool, out_dir: Path | None = None, progress=None) -> dict:
     cfg = QUICK if quick else FULL
     steps = [*FAULT_STEPS, "scaling", "soak", "bci soak", "car soak"]
