@@ -313,9 +313,9 @@ def hostile_live(cfg: Config) -> dict:
 def bad_frame_memory(frames: int = 150, mib: int = 4) -> dict:
     """Resident memory after bursts of `frames` NaN frames of `mib` MiB through a relay (each
     quarantined, a bounded copy kept). The pipeline keeps its heap at its high-water mark
-    (`edgert.devices.heap`), so the first burst's growth is the frames in flight at once; a
-    second burst must add nothing, and once the heap is given back only what is still
-    referenced (the kept copies) stays."""
+    (`edgert.devices.heap`), so a burst's growth is the frames in flight at once, which the
+    next burst reuses (it adds only where its own peak is higher); once the heap is given back
+    only what is still referenced (the kept copies) stays."""
     pipe, src, sink = _relay()
     push = zmq.Context.instance().socket(zmq.PUSH)
     push.connect(src)
