@@ -122,7 +122,7 @@ nodes:
 """)
     report = tmp_path / "report.json"
     run = subprocess.Popen([sys.executable, "-m", "edgert.runtime.cli", "run", str(spec),
-                            "--duration", "12", "--report", str(report), "--quiet"],
+                            "--duration", "7", "--report", str(report), "--quiet"],
                            stderr=subprocess.PIPE, text=True)
     endpoint = f"tcp://127.0.0.1:{port}"
     stranger = Security(folder / "stranger.key_secret", server_key=folder / "server.key")
