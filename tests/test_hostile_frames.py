@@ -466,3 +466,37 @@ def test_a_flood_of_unanswered_requests_keeps_the_router_table_bounded(monkeypat
         finally:
             client.close(linger=0)
         assert got == 200 and len(server.pending) <= 50 and server.expired >= 150
+
+
+@pytest.mark.parametrize("attack", ["stream.dtype not a dtype", "error reply on a receiving "
+                                    "socket", "NaN t0", "shape [0, 2**63]"])
+def test_a_bad_request_gets_an_error_reply_and_the_service_answers_the_next(tmp_path, attack):
+    """A ROUTER service (`zmq_in` router -> `zmq_out` reply, an echo): a DEALER sends a bad
+    request among good ones; it is answered with an error naming the field, every good one
+    with its chunk."""
+    endpoint = free_endpoint()
+    spec = tmp_path / "echo.yaml"
+    spec.write_text(f"""name: echo
+nodes:
+  - {{name: requests, node: zmq_in, params: {{endpoint: "{endpoint}", pattern: router}}}}
+  - {{name: reply, node: zmq_out, params: {{endpoint: "{endpoint}", pattern: reply}}}}
+""")
+    pipe = Pipeline.from_yaml(spec)
+    pipe.start()
+    client = zmq.Context.instance().socket(zmq.DEALER)
+    client.connect(endpoint)
+    try:
+        client.send_multipart([b"", *ONE_FRAME_ATTACKS[attack](good(99))])
+        for k in range(20):
+            client.send_multipart([b"", *good(k)])
+        replies = []
+        while len(replies) < 21 and client.poll(5000):
+            replies.append(client.recv_multipart()[1:])
+    finally:
+        client.close(linger=0)
+        pipe.stop()
+    errors = [msgpack.unpackb(r[0])["error"] for r in replies if "error" in msgpack.unpackb(r[0])]
+    answered = sorted(wire.decode(r).seq for r in replies if "error" not in msgpack.unpackb(r[0]))
+    assert len(errors) == 1 and "field" in errors[0], errors
+    assert answered == list(range(20))
+    assert pipe.report()["quarantined"] == {"requests": {"wire": 1}}
