@@ -23,6 +23,7 @@ MAX_SIZE = 2**32  # no dimension, and no sample, holds more values than this
 MAX_SEQ = 2**63
 MAX_TIME = 1e12  # seconds: a clock (monotonic or Unix) reads far less; larger is not a time
 MIN_RATE, MAX_RATE = 1e-6, 1e9  # Hz: a sample a fortnight to a sample a nanosecond
+MAX_TEXT, MAX_CHANNELS, MAX_TRACE = 1024, 65536, 256  # name and label lengths, labels, stages
 HEADER_KEYS = {"v": int, "stream": dict, "seq": int, "gap": bool, "dtype": str, "shape": list}
 STREAM_KEYS = {"name": str, "type": str, "channels": list, "units": list, "rate": (int, float),
                "dtype": str, "source_id": str}
@@ -138,7 +139,7 @@ def decode_header(frame: Frame, reply: bool = False) -> dict[str, Any]:
                         "where a chunk was expected")
     stream = header.get("stream")
     name = stream.get("name") if isinstance(stream, dict) else None
-    name = name if isinstance(name, str) else None
+    name = name[:MAX_TEXT] if isinstance(name, str) else None  # quoted in errors: bounded
     _check(header, HEADER_KEYS, name, "")
     _check(stream, STREAM_KEYS, name, "stream.")
     for key in ("channels", "units"):
@@ -185,7 +186,19 @@ def _check(mapping: dict, keys: dict, name: str | None, prefix: str) -> None:
 
 
 def _check_values(header: dict, stream: dict, name: str | None) -> None:
-    """Values the types allow but a stream cannot have."""
+    """Values the types allow but a stream cannot have (sizes bounded so that no header
+    costs more to check than a real one)."""
+    for key in ("name", "type", "source_id"):
+        if len(stream[key]) > MAX_TEXT:
+            raise WireError(name, f"stream.{key}", f"{len(stream[key])} "
+                            f"characters; at most {MAX_TEXT}")
+    for key in ("channels", "units"):
+        if len(stream[key]) > MAX_CHANNELS or any(len(x) > MAX_TEXT for x in stream[key]):
+            raise WireError(name, f"stream.{key}", f"at most {MAX_CHANNELS} labels of at most "
+                            f"{MAX_TEXT} characters")
+    trace = header.get("trace", [])
+    if isinstance(trace, list) and len(trace) > MAX_TRACE:
+        raise WireError(name, "trace", f"{len(trace)} stages; at most {MAX_TRACE}")
     if stream["dtype"] != STRING and stream["dtype"] not in DTYPES:
         raise WireError(name, "stream.dtype", f"unknown dtype {stream['dtype']!r}; expected "
                         f"one of {', '.join(DTYPES)} or {STRING!r}")

@@ -117,6 +117,9 @@ ONE_FRAME_ATTACKS = {
     "negative seq": lambda f: edit(f, seq=-1),
     "NaN trace": lambda f: edit(f, trace=[["x", float("nan"), 1.0]]),
     "seq beyond int64": lambda f: edit(f, seq=2**64 - 1),
+    "a name of a million characters": lambda f: edit(f, stream_name="e" * 10**6),
+    "a million channel labels": lambda f: edit(f, stream_channels=["c"] * 10**6),
+    "a trace of ten thousand stages": lambda f: edit(f, trace=[["s", 1.0, 1.0]] * 10**4),
 }
 
 
