@@ -39,12 +39,14 @@ def own_out(out: Path | None) -> Path:
 
 @dataclass(frozen=True)
 class Data:
-    """A user's recordings, as `--data PATH... [--format F] [--labels CLASS=MARKER...]` name
-    them: `format` None means each file's suffix says it."""
+    """A user's recordings, as `--data PATH... [--format F] [--labels CLASS=MARKER...]
+    [--markers NAME]` name them: `format` None means each file's suffix says it; `markers`
+    names the cue stream of a recording with several string streams."""
 
     paths: tuple[Path, ...]
     format: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    markers: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import signal
 import tempfile
 import time
@@ -215,13 +216,15 @@ DATA_HELP = ("A recording to read: a file or a folder (repeat it, give several, 
              "Its suffix tells its format unless --format says.")
 
 
-def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str]):
-    """`--data`, `--format` and `--labels` as the method's `Data`, checked before any work."""
+def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str],
+                markers: Optional[str] = None):
+    """`--data`, `--format`, `--labels` and `--markers` as the method's `Data`, checked
+    before any work."""
     from edgert.methods.base import Data
 
     if not given:
-        if fmt or labels:
-            _fail("--format and --labels describe --data; give --data PATH")
+        if fmt or labels or markers:
+            _fail("--format, --labels and --markers describe --data; give --data PATH")
         return None
     if not found.formats:
         _fail(f"method {found.name!r} reads no recordings: it trains on its simulator only")
@@ -235,11 +238,39 @@ def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str]):
         if not found_here:
             _fail(f"--data {item}: no such file or folder (or nothing matches the pattern)")
         paths.extend(found_here)
-    pairs = [part for item in labels for part in item.split(",") if part]
+    if markers is not None and not markers.strip():
+        _fail("--markers: give the name of the marker stream (`edgert streams` lists them)")
+    return Data(tuple(paths), fmt, _labels(labels), markers)
+
+
+LABELS_HELP = ("CLASS=MARKER[,CLASS=MARKER...]: which marker cues which class. A marker may "
+               "hold commas (left=switch,3,0,2,right=switch,3,1,2); `re:` makes it a pattern "
+               "the whole marker must match (left='re:switch,\\d+,0,.*'); or give a YAML or "
+               "JSON file mapping each class to its marker.")
+
+
+def _labels(items: list[str]) -> dict[str, str]:
+    """Classes and their markers from `--labels`: CLASS=MARKER items (a comma starts a new
+    item only where CLASS= follows it, so markers may hold commas), or one mapping file."""
+    import yaml
+
+    if len(items) == 1 and Path(items[0]).suffix.lower() in (".yaml", ".yml", ".json"):
+        path = Path(items[0]).expanduser()
+        try:
+            mapping = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as e:
+            _fail(f"--labels {path}: cannot read it as a mapping file ({e})")
+        if not isinstance(mapping, dict) or not mapping or not all(
+                isinstance(v, (str, int, float)) for v in mapping.values()):
+            _fail(f"--labels {path}: expected a mapping of each class to its marker, e.g. "
+                  "`left: switch,3,0,2`")
+        return {str(k): str(v) for k, v in mapping.items()}
+    pairs = [part for item in items for part in re.split(r",(?=[A-Za-z_][\w.-]*=)", item)
+             if part]
     if any("=" not in pair or pair.startswith("=") for pair in pairs):
-        _fail(f"--labels {' '.join(labels)}: write each as CLASS=MARKER, e.g. "
-              "--labels left=cue-left,right=cue-right")
-    return Data(tuple(paths), fmt, dict(pair.split("=", 1) for pair in pairs))
+        _fail(f"--labels {' '.join(items)}: write each as CLASS=MARKER, e.g. "
+              "--labels left=cue-left,right=cue-right, or give a mapping file")
+    return dict(pair.split("=", 1) for pair in pairs)
 
 
 def _with_data(call, data):
@@ -269,15 +300,16 @@ def train(
     quick: bool = typer.Option(False, "--quick", help="A smaller run: minutes on 2 cores."),
     data: list[str] = typer.Option([], help=DATA_HELP),
     format_: Optional[str] = typer.Option(None, "--format", help="The recordings' format."),
-    labels: list[str] = typer.Option([], help="CLASS=MARKER[,...]: which marker cues which "
-                                     "class, for recordings whose markers are free text."),
+    labels: list[str] = typer.Option([], help=LABELS_HELP),
+    markers: Optional[str] = typer.Option(None, help="The marker stream that cues the trials, "
+                                          "where a recording has several string streams."),
     out: Optional[Path] = typer.Option(None, help="Checkpoint folder (default: the method's "
                                        "cache; required with --data)."),
 ) -> None:
     """Train a method's model here (no pretrained weights are downloaded): on its simulator,
     or on your recordings (--data), then export them as a bundle for its pipeline."""
     found = _method(method)
-    recorded = _recordings(found, _data_args(ctx, data), format_, labels)
+    recorded = _recordings(found, _data_args(ctx, data), format_, labels, markers)
     path = _with_data(lambda **kw: found.train(out, quick, **kw), recorded)
     console.print(f"checkpoint written to {path}", soft_wrap=True)
     if recorded is not None and found.export is not None:
@@ -299,6 +331,7 @@ def evaluate(
                                    "them (BTTA-DG: leave one recording out)."),
     format_: Optional[str] = typer.Option(None, "--format", help="The recordings' format."),
     labels: list[str] = typer.Option([], help="CLASS=MARKER[,...], as for train."),
+    markers: Optional[str] = typer.Option(None, help="The cue marker stream, as for train."),
     out: Optional[Path] = typer.Option(None, help="Write the JSON results here, and the "
                                        "figures beside them.", callback=_output),
 ) -> None:
@@ -307,7 +340,7 @@ def evaluate(
     from edgert.runtime.console import gaps_table, results_table
 
     found = _method(method)
-    recorded = _recordings(found, _data_args(ctx, data), format_, labels)
+    recorded = _recordings(found, _data_args(ctx, data), format_, labels, markers)
     result = _with_data(lambda **kw: found.evaluate(quick, **kw), recorded)
     console.print(results_table(result))
     for key in ("gaps", "widening"):

@@ -93,3 +93,50 @@ def test_physionet_edf_annotations_become_classes_by_run(tmp_path):
     _edf(tmp_path / "S001R06.edf", ann)
     both = read_physionet_mi(tmp_path / "S001R06.edf", include_rest=True)
     assert both.labels == ("rest", "both_fists", "both_feet") and len(both.events) == 4
+
+
+def test_the_cue_stream_is_chosen_by_what_it_holds_not_by_its_place(shared_data):
+    """The shared runs carry two string streams: `PythonResponse` (echoes, first in some
+    files) and `UnityMarkerStream` (the `switch,...` cues). The cues are found in each file,
+    with or without --labels (markers with commas, exact or as patterns), and a stream named
+    with --markers is the one read."""
+    from edgert.methods.btta_dg.data import read_xdf_mi
+
+    for path in sorted((shared_data / "eeg_mi").glob("*.xdf")):
+        plain = read_xdf_mi(path, {})
+        exact = read_xdf_mi(path, {"left": "switch,3,0,2", "right": "switch,3,1,2",
+                                   "rest": "switch,3,2,2"})
+        pattern = read_xdf_mi(path, {"left": r"re:switch,\d+,0,.*", "right": r"re:switch,\d+,1,.*",
+                                     "rest": r"re:switch,\d+,2,.*"})
+        assert exact.events.tolist() == pattern.events.tolist() == plain.events.tolist()
+        assert exact.labels == ("left", "right", "rest") and 45 <= len(exact.events) <= 70
+        echoes = read_xdf_mi(path, {"left": "marker received : switch,3,0,2",
+                                    "right": "marker received : switch,3,1,2"},
+                             markers="PythonResponse")
+        assert 25 <= len(echoes.events) <= 60 and set(echoes.events[:, 1]) == {0, 1}
+
+
+def test_an_unknown_marker_or_stream_lists_the_string_streams_with_counts(shared_data):
+    from edgert.methods.base import DataError
+    from edgert.methods.btta_dg.data import read_xdf_mi
+
+    path = shared_data / "eeg_mi" / "bciess_AG_MISwitch_run-001.xdf"
+    with pytest.raises(DataError, match=r"no string stream holds markers 'cue-left'") as e:
+        read_xdf_mi(path, {"left": "cue-left", "right": "cue-right"})
+    assert "'UnityMarkerStream' (71 markers" in str(e.value) and "'PythonResponse' (" in str(
+        e.value), "every string stream is listed with its count"
+    with pytest.raises(DataError, match=r"no marker stream 'Nope'.*'UnityMarkerStream'"):
+        read_xdf_mi(path, {}, markers="Nope")
+
+
+def test_labels_on_the_command_line_take_commas_patterns_and_a_mapping_file(tmp_path):
+    from edgert.runtime.cli import _labels
+
+    assert _labels(["left=switch,3,0,2,right=switch,3,1,2"]) == {
+        "left": "switch,3,0,2", "right": "switch,3,1,2"}
+    assert _labels(["left=cue-left,right=cue-right"]) == {"left": "cue-left",
+                                                          "right": "cue-right"}
+    assert _labels(["left=re:switch,\\d+,0,.*"]) == {"left": "re:switch,\\d+,0,.*"}
+    mapping = tmp_path / "labels.yaml"
+    mapping.write_text("left: switch,3,0,2\nright: 'switch,3,1,2'\n")
+    assert _labels([str(mapping)]) == {"left": "switch,3,0,2", "right": "switch,3,1,2"}

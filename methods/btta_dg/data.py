@@ -13,6 +13,7 @@ the live path epoch the same way (`epochs`). `load` reads a user's files by form
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -57,15 +58,16 @@ class Continuous:
 MI_SWITCH_LABELS = ("class_0", "class_1", "class_2")
 
 
-def read_bciess_mi(path: str | Path, stream_type: str = "EEG") -> Continuous:
+def read_bciess_mi(path: str | Path, stream_type: str = "EEG",
+                   markers: str | None = None) -> Continuous:
     """A bci-essentials motor-imagery XDF: each `switch,n,label,window_s` marker starts a
-    window of imagery of class `label`."""
+    window of imagery of class `label`. `markers` names the cue stream; else it is the
+    string stream whose markers are `switch,...`."""
     streams = read_xdf(path)
     eeg = _one(streams, lambda r: r.info.type == stream_type, f"type {stream_type!r}", path)
-    markers = _one(streams, lambda r: r.info.dtype == "string" and any(
-        str(v[0]).startswith("switch,") for v in r.data[:200]), "'switch,...' markers", path)
+    cues = cue_stream(streams, path, {}, markers)
     events, window = [], 0.0
-    for stamp, (value,) in zip(markers.timestamps, markers.data):
+    for stamp, (value,) in zip(cues.timestamps, cues.data):
         parts = str(value).split(",")
         if parts[0] != "switch":
             continue
@@ -87,31 +89,75 @@ def _one(streams, test, what: str, path):
     return found[0]
 
 
+def cue_class(labels: dict[str, str]):
+    """marker -> class index or None: each class's marker is its exact text, or a regular
+    expression the whole marker must match when written `re:PATTERN`."""
+    tests = []
+    for k, marker in enumerate(labels.values()):
+        if marker.startswith("re:"):
+            pattern = re.compile(marker[3:])
+            tests.append((k, lambda v, p=pattern: p.fullmatch(v) is not None))
+        else:
+            tests.append((k, lambda v, m=marker: v == m))
+    return lambda value: next((k for k, test in tests if test(value)), None)
+
+
+def cue_stream(streams, path, labels: dict[str, str], name: str | None = None):
+    """The string stream that cues the trials: the one `name`d, else the one with the most
+    markers that map to a class (`labels`; without them, bci-essentials' `switch,...`).
+    Several equally good, or none, is an error that lists the string streams and what they
+    hold."""
+    strings = [r for r in streams if r.info.dtype == "string" and len(r)]
+    if name:
+        named = [r for r in strings if r.info.name == name]
+        if not named:
+            raise DataError(f"{path}: no marker stream {name!r}; {_candidates(strings)}")
+        return named[0]
+    cls = cue_class(labels) if labels else None
+    score = {r.info.name: sum(1 for (v,) in r.data if (
+        cls(str(v)) is not None if cls else str(v).startswith("switch,"))) for r in strings}
+    best = max(score.values(), default=0)
+    top = [r for r in strings if score[r.info.name] == best]
+    if best == 0:
+        want = ("markers " + ", ".join(repr(m) for m in labels.values()) if labels
+                else "'switch,...' cues (bci-essentials); say which markers cue which class "
+                     "with --labels")
+        raise DataError(f"{path}: no string stream holds {want}; {_candidates(strings)}")
+    if len(top) > 1:
+        raise DataError(f"{path}: streams {[r.info.name for r in top]} both hold {best} cue "
+                        f"markers; name one with --markers NAME ({_candidates(strings)})")
+    return top[0]
+
+
+def _candidates(strings) -> str:
+    """The string streams with their marker counts and a few of their markers."""
+    if not strings:
+        return "the file has no string (marker) stream"
+    return "string streams: " + "; ".join(
+        f"{r.info.name!r} ({len(r)} markers, e.g. {sorted({str(v[0]) for v in r.data})[:4]})"
+        for r in strings)
+
+
 def read_xdf_mi(path: str | Path, labels: dict[str, str], stream_type: str = "EEG",
-                window_s: float = 4.0) -> Continuous:
+                window_s: float = 4.0, markers: str | None = None) -> Continuous:
     """An XDF of an EEG stream and a string marker stream; `labels` maps each class to the
-    marker that cues it. Without `labels`, a bci-essentials recording's `switch` markers."""
+    marker that cues it (`cue_class`), `markers` names the marker stream (else `cue_stream`
+    finds it). Without `labels`, a bci-essentials recording's `switch` markers."""
     streams = read_xdf(path)
-    markers = _one(streams, lambda r: r.info.dtype == "string" and len(r),
-                   "string markers (a marker stream with at least one marker)", path)
+    cues = cue_stream(streams, path, labels, markers)
     if not labels:
-        if any(str(v[0]).startswith("switch,") for v in markers.data[:200]):
-            return read_bciess_mi(path, stream_type)
-        raise DataError(f"{path}: say which markers cue which class with --labels "
-                        f"CLASS=MARKER ...; markers in stream {markers.info.name!r}: "
-                        f"{sorted({str(v[0]) for v in markers.data})[:12]}")
+        return read_bciess_mi(path, stream_type, cues.info.name)
     eeg = _one(streams, lambda r: r.info.type.upper() == stream_type.upper() and len(r),
                f"type {stream_type!r} and samples", path)
     classes = tuple(labels)
-    code = {marker: classes.index(name) for name, marker in labels.items()}
-    events = [(int(np.searchsorted(eeg.timestamps, t)), code[str(v)])
-              for t, (v,) in zip(markers.timestamps, markers.data) if str(v) in code]
-    unused = [name for name, marker in labels.items() if marker not in
-              {str(v[0]) for v in markers.data}]
+    cls = cue_class(labels)
+    events = [(int(np.searchsorted(eeg.timestamps, t)), cls(str(v)))
+              for t, (v,) in zip(cues.timestamps, cues.data) if cls(str(v)) is not None]
+    found = {k for _, k in events}
+    unused = [name for k, name in enumerate(classes) if k not in found]
     if unused:
-        raise DataError(f"{path}: no marker {[labels[n] for n in unused]} (for "
-                        f"{unused}) in stream {markers.info.name!r}; its markers: "
-                        f"{sorted({str(v[0]) for v in markers.data})[:12]}")
+        raise DataError(f"{path}: no marker for class(es) {unused} ({[labels[n] for n in unused]})"
+                        f" in stream {cues.info.name!r}; {_candidates([cues])}")
     return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
                       np.array(events), classes, window_s)
 
@@ -209,7 +255,7 @@ def load(paths: list[Path], data: Data) -> list[Continuous]:
             raise DataError(f"{path}: cannot tell the format from the suffix "
                             f"{Path(path).suffix!r}; give --format, one of {list(FORMATS)}")
         if fmt == "xdf":
-            sets.append(read_xdf_mi(path, data.labels))
+            sets.append(read_xdf_mi(path, data.labels, markers=data.markers))
         elif fmt == "bci_iv_2a":
             sets.append(read_bci_iv_2a(path))
         elif fmt == "physionet":
