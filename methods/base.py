@@ -89,7 +89,7 @@ class Method:
 
     def install_hint(self) -> str:
         """The one command that installs what this method needs."""
-        return f"pip install 'edgert[{self.extra}]'"
+        return f"from the edgert checkout: pip install '.[{self.extra}]'"
 
     def model_status(self) -> str:
         """Which model this method's demos use on this machine, and where it is."""

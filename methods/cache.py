@@ -12,9 +12,17 @@ log = logging.getLogger(__name__)
 
 
 def recordings_folder() -> Path:
-    """`$EDGERT_DATA`, else the `shared/data` folder beside the project."""
+    """Where the shared real recordings are: `$EDGERT_DATA`; else the first `shared/data` that
+    exists beside the checkout this code runs from (an editable install) or beside the
+    working folder or a folder above it (a checkout installed with `pip install .`); else the
+    checkout's, which a caller finds missing and says so."""
     env = os.environ.get("EDGERT_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    if env:
+        return Path(env)
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    cwd = Path.cwd().resolve()
+    found = (p / "shared" / "data" for p in (cwd, *cwd.parents))
+    return next((f for f in (beside, *found) if f.is_dir()), beside)
 
 
 def cache_folder(method: str) -> Path:

@@ -150,12 +150,13 @@ def gpu() -> Finding:
     if not torch.cuda.is_available():
         return Finding("CUDA / TensorRT", "note", "no CUDA device visible to torch: models "
                        "run on the CPU (ort-cpu)" + ("; TensorRT is installed" if trt else ""),
-                       "on an NVIDIA machine: pip install 'edgert[gpu]' (and 'edgert[trt]')")
+                       "on an NVIDIA machine, from the checkout: pip install '.[gpu]' "
+                       "(and '.[trt]')")
     name = torch.cuda.get_device_name(0)
     return Finding("CUDA / TensorRT", "ok" if trt else "note",
                    f"CUDA {torch.version.cuda} on {name}; TensorRT "
                    + ("installed" if trt else "not installed"),
-                   "" if trt else "pip install 'edgert[trt]' for TensorRT engines")
+                   "" if trt else "from the checkout: pip install '.[trt]' for TensorRT engines")
 
 
 def device_profile() -> Finding:

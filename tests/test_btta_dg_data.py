@@ -140,3 +140,33 @@ def test_labels_on_the_command_line_take_commas_patterns_and_a_mapping_file(tmp_
     mapping = tmp_path / "labels.yaml"
     mapping.write_text("left: switch,3,0,2\nright: 'switch,3,1,2'\n")
     assert _labels([str(mapping)]) == {"left": "switch,3,0,2", "right": "switch,3,1,2"}
+
+
+def test_the_shared_recordings_are_found_from_an_installed_copy_run_in_the_checkout(
+        tmp_path, monkeypatch):
+    """`pip install .` puts the code in site-packages, away from `shared/data`: without
+    EDGERT_DATA, the recordings are found beside the working folder or one above it."""
+    from edgert.methods import cache
+
+    data = tmp_path / "shared" / "data"
+    (data / "eeg_mi").mkdir(parents=True)
+    work = tmp_path / "main" / "deeper"
+    work.mkdir(parents=True)
+    monkeypatch.delenv("EDGERT_DATA", raising=False)
+    monkeypatch.setattr(cache, "__file__", str(tmp_path / "venv" / "site-packages" / "edgert"
+                                               / "methods" / "cache.py"))
+    monkeypatch.chdir(work)
+    assert cache.recordings_folder() == data
+    monkeypatch.setenv("EDGERT_DATA", str(tmp_path / "elsewhere"))
+    assert cache.recordings_folder() == tmp_path / "elsewhere"
+
+
+def test_a_skipped_real_data_protocol_says_so_and_how_to_add_it(tmp_path, caplog):
+    from rich.progress import Progress
+
+    from edgert.methods.btta_dg.evaluate import Config, eeg_mi
+
+    with Progress(disable=True) as progress:
+        assert eeg_mi(Config.quick(), progress, tmp_path) is None
+    assert "eeg_mi) is skipped" in caplog.text and "EDGERT_DATA" in caplog.text
+    assert str(tmp_path / "eeg_mi") in caplog.text

@@ -13,6 +13,7 @@ spends per trial beyond the plain forward pass (alignment included where it is u
 """
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from edgert.methods.base import Data, DataError
 from edgert.methods.btta_dg.data import read, read_bciess_mi
 from edgert.methods.btta_dg.train import (EPOCH, Trained, epoch, population, predict,
                                           recorded_trials, train_source)
+
+log = logging.getLogger(__name__)
 
 VARIANTS = ("btta_dg", "no_adaptation", "euclidean_alignment", "bn_adapt", "tent", "t_time",
             "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",
@@ -179,8 +182,13 @@ def leave_one_out(trials: list[tuple[np.ndarray, np.ndarray]], rate: float,
 
 
 def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
+    """The real-data protocol on the shared bci-essentials runs; None, said in a warning that
+    names where they were looked for and how to point there, when they are not found."""
     files = sorted((folder / "eeg_mi").glob("*MISwitch_run-*.xdf"))
     if len(files) < 2:
+        log.warning("BTTA-DG's real-data protocol (eeg_mi) is skipped: no bci-essentials runs "
+                    "(*MISwitch_run-*.xdf) in %s; set EDGERT_DATA to the folder that holds "
+                    "eeg_mi/, or evaluate your own recordings with --data", folder / "eeg_mi")
         return None
     sets = [read_bciess_mi(f).filtered() for f in files]
     trials = [s.epochs(0.0, s.window_s) for s in sets]
@@ -225,6 +233,8 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
         real = eeg_mi(cfg, progress, recordings_folder())
         if real is not None:
             by_protocol["eeg_mi"] = real
+    skipped = {} if real is not None else {"eeg_mi": "no shared bci-essentials runs found; "
+                                                     "set EDGERT_DATA"}
     results = {v: {f"{proto}_{metric}": value for proto, scores in by_protocol.items()
                    for metric, value in scores[v].items()} for v in VARIANTS}
     for v in VARIANTS:
@@ -232,5 +242,6 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     extra = {"learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
              "epoch_s": list(EPOCH), "protocols": list(by_protocol),
              "columns": [f"{p}_{m}" for p in by_protocol for m in ("accuracy", "late_accuracy")]
-             + ["loso_adapt_ms_p50", "loso_adapt_ms_p99"]}
+             + ["loso_adapt_ms_p50", "loso_adapt_ms_p99"], **({"skipped": skipped} if skipped
+                                                               else {})}
     return {"method": "btta_dg", "config": cfg.model_dump(), "results": results, **extra}
