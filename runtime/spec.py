@@ -104,8 +104,12 @@ def apply_overrides(raw: dict, overrides: list[str], origin: str) -> dict:
         if node not in nodes:
             raise PipelineError(f"{origin}: --set {item!r} names node {node!r}, but the "
                                 f"pipeline's nodes are {sorted(nodes)}")
+        if not value.strip():
+            raise PipelineError(f"{origin}: --set {item!r}: the value is empty (an empty "
+                                f"`{field}` would match anything); give a value, or write "
+                                f"{key}=null to clear the field")
         try:
-            parsed = yaml.safe_load(value) if value else None
+            parsed = yaml.safe_load(value)
         except yaml.YAMLError as e:
             problem = getattr(e, "problem", None) or "not valid YAML"
             raise PipelineError(f"{origin}: --set {item!r}: the value {value!r} is not valid "

@@ -151,6 +151,18 @@ def test_set_overrides_params_and_rejects_unknown_nodes():
         build(nodes, overrides=["slow=1"])
 
 
+def test_an_empty_set_value_is_an_error_not_a_match_for_anything():
+    """`--set source.name=` once read as "no name", so any EEG stream was taken."""
+    with pytest.raises(PipelineError, match=r"'source.name=': the value is empty.*"
+                                            r"source.name=null"):
+        spec.parse({"name": "t", "nodes": [{"name": "source", "node": "lsl_inlet"}]}, "t.yaml",
+                   ["source.name="])
+    cleared = spec.parse({"name": "t", "nodes": [{"name": "source", "node": "lsl_inlet",
+                                                  "params": {"name": "amp"}}]}, "t.yaml",
+                         ["source.name=null"])
+    assert cleared.nodes[0].params["name"] is None
+
+
 def bad_chunks():
     t = np.array([local_clock()])
     good = np.zeros((1, 4), np.float32)
