@@ -234,14 +234,14 @@ class Scheduler:
 
     @staticmethod
     def _latency(name: str, chunk: Chunk, stage: Latency) -> None:
-        """Time since the newest sample's stamp; a stamp ahead of the clock is a clock fault,
-        named once."""
+        """Time since the newest sample's stamp; a stamp ahead of the clock, or over a day
+        behind it, is a clock fault, named once."""
         ahead = chunk.timestamps[-1] - local_clock()
         if not stage.add(-ahead) and stage.clock_faults == 1:
-            log.warning("node %r: stream %r is stamped %.3f s ahead of this machine's clock: "
-                        "check the sender's clock sync; such chunks are counted as "
-                        "clock_faults and kept out of the latency percentiles", name,
-                        chunk.info.name, ahead)
+            where = f"{ahead:.3f} s ahead of" if ahead > 0 else f"{-ahead:.0f} s behind"
+            log.warning("node %r: stream %r is stamped %s this machine's clock: check the "
+                        "sender's clock sync; such chunks are counted as clock_faults and "
+                        "kept out of the latency percentiles", name, chunk.info.name, where)
 
     def _heard(self, name: str, chunk: Chunk, last: float | None) -> None:
         """A regular stream silent for over SILENCE_S before this chunk: counted, logged once
