@@ -14,7 +14,6 @@ import uuid
 from pathlib import Path
 
 import psutil
-from rich.progress import Progress
 
 from edgert import pipelines
 from edgert.benchmarks import plots
@@ -22,6 +21,7 @@ from edgert.benchmarks.suite import machine
 from edgert.benchmarks.pipelines import fed_run
 from edgert.runtime.methods import for_pipeline
 from edgert.streams.replay import Replay
+from edgert.runtime.progress import progress_bar
 
 SPEED = 8.0  # times real time: both keep up at this pace on 2 cores, dropping nothing
 LAP_S = 300.0  # seconds of simulated streams, replayed in a loop
@@ -113,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results = {}
-    with Progress() as progress:
+    with progress_bar() as progress:
         for name in args.pipelines:
             progress.console.print(f"soaking {name} for {args.minutes:g} min at {SPEED:g}x "
                                    "real time")

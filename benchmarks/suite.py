@@ -25,6 +25,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from edgert.runtime.progress import progress_bar as plain_or_bar
+
 log = logging.getLogger(__name__)
 
 SUITES = ("transport", "inference", "pipelines", "scenarios", "reliability")
@@ -78,9 +80,9 @@ def headline(transport: dict) -> dict:
     return {**transport, "headline_stream": first, **(results[first] if first else {})}
 
 
-def progress_bar(console: Console | None) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+def progress_bar(console: Console | None):
+    return plain_or_bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=console)
 
 
 def run_bench(suites: list[str], quick: bool, out_dir: Path,

@@ -215,9 +215,9 @@ def _progress(trt, config, show: bool, what: str) -> Iterator[None]:
         log.info("building the TensorRT engine for %s (minutes on a Jetson)", what)
         yield
         return
-    from rich.progress import Progress
+    from edgert.runtime.progress import progress_bar
 
-    with Progress(transient=True) as bar:
+    with progress_bar(transient=True) as bar:
         monitor = _monitor(trt, bar)
         config.progress_monitor = monitor
         yield

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
+console = Console() if Console().is_terminal else Console(width=160)  # a log keeps whole rows
 errors = Console(stderr=True, soft_wrap=True)  # a path in a message stays one piece
 
 
@@ -363,7 +363,7 @@ def batch(
                                "cores."),
 ) -> None:
     """Run a batch job's (config, seed) grid; finished cells are kept and skipped on a rerun."""
-    from rich.progress import Progress
+    from edgert.runtime.progress import progress_bar
     from rich.table import Table
 
     from edgert.runtime.batch import cells_for, load_configs, pending, run_batch
@@ -380,7 +380,7 @@ def batch(
     todo, done = pending(cells_for(job, configs, seeds), out)
     console.print(f"{job}: {len(configs)} config(s) x {seeds} seed(s); {len(done)} done "
                   f"already, {len(todo)} to run on {engine}")
-    with Progress(console=console) as progress:
+    with progress_bar(console=console) as progress:
         task = progress.add_task("cells", total=len(todo))
         result = run_batch(job, configs, seeds, out, engine, address,
                            on_done=lambda _: progress.advance(task), workers=workers)
@@ -474,7 +474,7 @@ def replay(
                                       "bound) instead of LSL outlets."),
 ) -> None:
     """Play every stream of an XDF file live, keeping the original spacing."""
-    from rich.progress import Progress
+    from edgert.runtime.progress import progress_bar
 
     from edgert.streams.lsl import Outlet
     from edgert.streams.replay import Replay
@@ -496,7 +496,7 @@ def replay(
     total = sum(len(r) for r in player.recordings)
     player.start()
     try:
-        with Progress(console=console) as progress:
+        with progress_bar(console=console) as progress:
             task = progress.add_task(f"replaying {file.name} (samples)",
                                      total=None if loop else total)
             while not player.wait(0.2):

@@ -92,19 +92,54 @@ def test_a_channel_the_stream_lacks_stops_the_start_naming_it(subset_bundle, uid
         _decode(bundle, uid, ["eeg.channels=[C3,Oz]"])
 
 
-def test_evaluate_runs_leave_one_recording_out_on_physionet_runs(tmp_path):
-    files = [write_physionet(tmp_path / f"S00{k}R04.edf", 310 + k, 1, 24) for k in (1, 2)]
+def test_evaluate_leaves_one_subject_out_on_physionet_subjects(tmp_path):
+    """Two PhysioNet subjects (S001, S002): trained on one, adapted online on the other, with
+    the reference decoders and the per-stage diagnostics of the held-out subject."""
+    files = [write_physionet(tmp_path / f"S00{k}R{r:02d}.edf", 310 + k, r, 16)
+             for k in (1, 2) for r in (4, 8)]
     out = tmp_path / "ev" / "r.json"
     result = edgert("evaluate", "btta_dg", "--quick", "--data", tmp_path, "--out", out)
     assert result.returncode == 0, result.stdout + result.stderr
     saved = json.loads(out.read_text())
     assert saved["data"]["labels"] == ["left_fist", "right_fist"]
     assert saved["data"]["rate_hz"] == 160 and len(saved["data"]["channels"]) == 22
-    assert saved["data"]["held_out"] == [str(files[1])]
-    for variant in ("btta_dg", "no_adaptation", "euclidean_alignment", "tent"):
+    assert saved["protocols"] == ["leave_one_subject_out"]
+    assert saved["data"]["subjects"] == {"S001": [0, 1], "S002": [2, 3]}
+    assert saved["data"]["held_out"] == ["S002"] and len(files) == 4
+    for variant in ("btta_dg", "no_adaptation", "euclidean_alignment", "tent", "csp_lda",
+                    "tangent_space"):
         assert 0 <= saved["results"][variant]["accuracy"] <= 1
+    diagnosis = saved["diagnostics"]["S002"]
+    assert sum(diagnosis["true_shares"]) == pytest.approx(1, abs=0.01)
+    assert diagnosis["source_separation"] >= 0 and len(diagnosis["mixture_weights"]) == 2
     assert (tmp_path / "ev" / "r.accuracy.png").stat().st_size > 0
-    assert "tent" in result.stdout and str(out) in one_line(result.stdout)
+    assert "tangent_space" in result.stdout and str(out) in one_line(result.stdout)
+
+
+def test_evaluate_leaves_one_run_out_on_one_subjects_runs(tmp_path):
+    files = [write_physionet(tmp_path / f"S001R{r:02d}.edf", 311, i, 20)
+             for i, r in enumerate((4, 8))]
+    out = tmp_path / "r.json"
+    result = edgert("evaluate", "btta_dg", "--quick", "--data", *files, "--out", out)
+    assert result.returncode == 0, result.stdout + result.stderr
+    saved = json.loads(out.read_text())
+    assert saved["protocols"] == ["leave_one_out"]
+    assert saved["data"]["held_out"] == [str(files[1])] and saved["data"]["subjects"] is None
+
+
+def test_a_folder_of_subject_folders_is_left_out_subject_by_subject(tmp_path):
+    from edgert.methods.base import Data
+    from edgert.methods.btta_dg.data import subjects
+
+    for user in ("anna", "ben", "cleo"):
+        (tmp_path / user).mkdir()
+        for k in range(2):
+            (tmp_path / user / f"run{k}.xdf").write_bytes(b"")
+    assert subjects(Data((tmp_path,))) == {"anna": [0, 1], "ben": [2, 3], "cleo": [4, 5]}
+    given = tuple(tmp_path / u for u in ("anna", "ben"))
+    assert subjects(Data(given)) == {"anna": [0, 1], "ben": [2, 3]}
+    assert list(subjects(Data((tmp_path / "anna",)))) == [str(tmp_path / "anna" / "run0.xdf"),
+                                                           str(tmp_path / "anna" / "run1.xdf")]
 
 
 @pytest.mark.parametrize("case", ["no labels", "unknown marker", "missing channels", "one file",

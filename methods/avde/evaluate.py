@@ -17,7 +17,6 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-from rich.progress import Progress
 from skimage.metrics import structural_similarity
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -33,6 +32,7 @@ from edgert.methods.avde.generate import Generator, Sampling
 from edgert.methods.avde.model import LaBraM, electrode_index
 from edgert.methods.avde.node import encode_png
 from edgert.methods.base import Data
+from edgert.runtime.progress import progress_bar
 
 VARIANTS = ("avde", "no_pretraining", "mse_only", "retrieval_only", "diffusion")
 
@@ -228,7 +228,7 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     cfg = config or (Config.quick() if quick else Config())
     viewing = read(data) if data is not None else simulated(
         cfg.subject, cfg.per_concept, cfg.repetitions, cfg.test_repetitions, cfg.seed)
-    with Progress() as progress:
+    with progress_bar() as progress:
         trained, aligned, pretrained = training.train_all(viewing, cfg, VARIANTS[:3], progress)
         task = progress.add_task("AVDE: diffusion baseline and judge",
                                  total=cfg.diffusion_steps)
@@ -269,7 +269,7 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     ceiling = image_condition(trained, gallery[ids], gallery[train_ids],
                               viewing.images[train_ids], judge, attributes, cfg.seed) \
         if attributes is not None else {}
-    with Progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("AVDE: stage 1 again from more seeds", total=(
             cfg.stage1_seeds - 1) * len(training.STAGE1) * cfg.align_epochs)
         spread = stage1_spread(viewing, pretrained, gallery, results, cfg,

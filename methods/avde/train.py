@@ -32,6 +32,7 @@ from edgert.methods.avde.vqvae import MultiScaleVQ, train_vq
 from edgert.methods.base import Data, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.export.checkpoint import load_checkpoint
+from edgert.runtime.progress import progress_bar
 
 STAGE1 = {"avde": dict(pretrained=True, contrastive=0.2),
           "no_pretraining": dict(pretrained=False, contrastive=0.2),
@@ -326,6 +327,6 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     else:
         viewing = simulated(cfg.subject, cfg.per_concept, cfg.repetitions, cfg.test_repetitions,
                             seed)
-    with Progress() as progress:
+    with progress_bar() as progress:
         trained, _, _ = train_all(viewing, cfg, progress=progress)
     return trained.save(out or cache_folder("avde"))

@@ -31,6 +31,7 @@ from edgert.methods.bolt.questions import SIMULATED, Text
 from edgert.methods.cache import CHECKPOINT
 from edgert.methods.threads import one_thread
 from edgert.export.checkpoint import load_checkpoint
+from edgert.runtime.progress import progress_bar
 
 TAU_KD = 2.0
 CE_WEIGHT = 0.1
@@ -239,7 +240,7 @@ def train_all(cfg: Config) -> Trained:
     broad = target if cfg.data else views(broad_set(cfg))
     val = views(sets["val"], text)
     mix = "your training rows" if cfg.data else "broad mix"
-    with Progress() as bar:
+    with progress_bar() as bar:
         teacher = fit(build("teacher", text), broad, lm_loss, cfg.pretrain_steps, cfg.seed,
                       progress=bar, what=f"teacher: pretrain ({mix})")
         zero_shot = fit(build("student", text), broad, lm_loss, cfg.pretrain_steps,

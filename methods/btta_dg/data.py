@@ -231,10 +231,40 @@ FORMATS = {"xdf": ".xdf", "bci_iv_2a": ".gdf", "physionet": ".edf"}
 
 
 def files(paths: tuple[Path, ...]) -> list[Path]:
-    """The files given, with each folder's files (not hidden ones) in name order."""
-    return [f for p in map(Path, paths) for f in (
-        sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-        if p.is_dir() else [p])]
+    """The files given, with each folder's files (not hidden ones) in name order; a folder of
+    subject folders gives the files of each."""
+    out = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            out.append(p)
+            continue
+        for q in sorted(q for q in p.iterdir() if not q.name.startswith(".")):
+            out.extend(files((q,)) if q.is_dir() else [q] if q.is_file() else [])
+    return out
+
+
+PHYSIONET_NAME = re.compile(r"(S\d{3})R\d{2}", re.IGNORECASE)
+
+
+def subject_of(path: Path, given: tuple[Path, ...]) -> str:
+    """Whose recording a file is: BIDS `sub-<label>` in its path, the subject of a PhysioNet
+    name (S001R04 -> S001), else the subject folder it sits in below a folder given (or the
+    folder given, when several are); else the file itself."""
+    path = Path(path)
+    bids = next((part for part in path.parts if part.lower().startswith("sub-")), None)
+    if bids:
+        return bids
+    physionet = PHYSIONET_NAME.fullmatch(path.stem)
+    if physionet:
+        return physionet.group(1).upper()
+    for root in map(Path, given):
+        if root.is_dir() and path.is_relative_to(root):
+            inner = path.relative_to(root).parts
+            if len(inner) > 1:
+                return inner[0]
+            if len(given) > 1:
+                return root.name
+    return str(path)
 
 
 def read(data: Data) -> tuple[list[str], list[Continuous]]:
@@ -243,6 +273,14 @@ def read(data: Data) -> tuple[list[str], list[Continuous]]:
     paths = files(data.paths)
     names = [str(p) for p in paths]
     return names, harmonise(load(paths, data), names)
+
+
+def subjects(data: Data) -> dict[str, list[int]]:
+    """The files of `data` (indices into `read`'s order) by subject (`subject_of`)."""
+    out: dict[str, list[int]] = {}
+    for i, path in enumerate(files(data.paths)):
+        out.setdefault(subject_of(path, data.paths), []).append(i)
+    return out
 
 
 def load(paths: list[Path], data: Data) -> list[Continuous]:

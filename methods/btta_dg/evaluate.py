@@ -27,15 +27,18 @@ from edgert.methods.cache import recordings_folder
 from edgert.methods.btta_dg.align import IncrementalAlignment, align_offline
 from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from edgert.methods.btta_dg.bayes import BayesianAdapter
+from edgert.methods.btta_dg.diagnose import diagnose
+from edgert.methods.btta_dg.references import REFERENCES, fit as fit_reference, probabilities
 from edgert.methods.base import Data, DataError
-from edgert.methods.btta_dg.data import read, read_bciess_mi
+from edgert.methods.btta_dg.data import read, read_bciess_mi, subjects
 from edgert.methods.btta_dg.train import (EPOCH, Trained, epoch, population, predict,
                                           recorded_trials, train_source)
+from edgert.runtime.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
 VARIANTS = ("btta_dg", "no_adaptation", "euclidean_alignment", "bn_adapt", "tent", "t_time",
-            "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",
+            *REFERENCES, "ablation_conv", "ablation_mean_softmax", "ablation_no_gmm",
             "ablation_no_alignment")
 
 
@@ -57,7 +60,8 @@ class Config(BaseModel):
 
 class Models:
     """The decoders every protocol needs, trained on the same source trials: SincAdaptNet on
-    raw and on aligned trials, and the plain-convolution ablation on aligned trials."""
+    raw and on aligned trials, the plain-convolution ablation on aligned trials, and the
+    reference decoders (CSP + LDA, tangent space + LR) on raw trials, as users run them."""
 
     def __init__(self, x, y, groups, rate, labels, cfg: Config, progress: Progress):
         kw = dict(epochs=cfg.epochs, seed=cfg.seed, progress=progress)
@@ -65,6 +69,8 @@ class Models:
         self.raw = train_source(x, y, rate, labels, **kw)
         self.aligned = train_source(aligned, y, rate, labels, **kw)
         self.conv = train_source(aligned, y, rate, labels, sinc=False, **kw)
+        self.references = {name: fit_reference(name, x, y) for name in REFERENCES}
+        self.classes = len(labels)
 
 
 def timed(fn, *args):
@@ -93,12 +99,24 @@ def stepper(step, model, x: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return np.array(preds), cost
 
 
+def reference(decoder, x: np.ndarray, classes: int) -> tuple[np.ndarray, list[float]]:
+    """A reference decoder's probabilities per trial; its cost is its whole prediction."""
+    out, cost = zip(*(timed(probabilities, decoder, trial, classes) for trial in x))
+    return np.array(out), list(cost)
+
+
+def aligned_online(x: np.ndarray, timing: bool = False):
+    """Trials aligned incrementally, as the live pipeline aligns them (and, with `timing`,
+    the milliseconds each took)."""
+    align = IncrementalAlignment(x.shape[1])
+    aligned, ms = zip(*(timed(align, trial) for trial in x))
+    return (np.stack(aligned), list(ms)) if timing else np.stack(aligned)
+
+
 def online(models: Models, x: np.ndarray, cfg: Config) -> dict[str, tuple[np.ndarray, list]]:
     """Class probabilities (trials, classes) and per-trial adaptation cost for every variant.
     BTTA-DG and its ablations see incrementally aligned trials, as the live pipeline does."""
-    align = IncrementalAlignment(x.shape[1])
-    aligned, align_ms = zip(*(timed(align, trial) for trial in x))
-    aligned = np.stack(aligned)
+    aligned, align_ms = aligned_online(x, timing=True)
     p_raw = predict(models.raw.model, x)
     p_aligned = predict(models.aligned.model, aligned)
     p_conv = predict(models.conv.model, aligned)
@@ -114,6 +132,8 @@ def online(models: Models, x: np.ndarray, cfg: Config) -> dict[str, tuple[np.nda
         "bn_adapt": stepper(BNAdapt(models.raw.model).step, models.raw.model, x),
         "tent": stepper(Tent(models.raw.model).step, models.raw.model, x),
         "t_time": stepper(TTime(models.aligned.model).step, models.aligned.model, x),
+        **{name: reference(decoder, x, models.classes)
+           for name, decoder in models.references.items()},
         "ablation_conv": bayes(models.conv, p_conv),
         "ablation_mean_softmax": bayes(models.aligned, p_aligned, kind="mean_softmax"),
         "ablation_no_gmm": bayes(models.aligned, p_aligned, use_gmm=False),
@@ -165,25 +185,35 @@ def cross_session(cfg: Config, progress: Progress) -> tuple[dict, Models]:
 
 def leave_one_out(trials: list[tuple[np.ndarray, np.ndarray]], rate: float,
                   labels: tuple[str, ...], held_out: list[int], cfg: Config,
-                  progress: Progress) -> tuple[dict, Models]:
-    """Each held-out file (a session or a user) adapted online after training on the rest."""
-    runs = []
-    task = progress.add_task("leave-one-recording-out folds", total=len(held_out))
+                  progress: Progress, units: list[list[int]] | None = None
+                  ) -> tuple[dict, Models, list[dict]]:
+    """Each held-out unit (a file, or all files of one subject) adapted online, trial by trial
+    in recording order, after training on the other units, each file aligned as a session.
+    Also the per-stage diagnostics of each fold (diagnose.py)."""
+    units = units or [[i] for i in range(len(trials))]
+    runs, diagnostics = [], []
+    what = "subject" if len(units) < len(trials) else "recording"
+    task = progress.add_task(f"leave-one-{what}-out folds", total=len(held_out))
     for held in held_out:
-        train = [i for i in range(len(trials)) if i != held]
+        train = [i for u, unit in enumerate(units) if u != held for i in unit]
         x = np.concatenate([trials[i][0] for i in train])
         y = np.concatenate([trials[i][1] for i in train])
         groups = np.concatenate([np.full(len(trials[i][1]), i) for i in train])
         models = Models(x, y, groups, rate, labels, cfg, progress)
-        xt, yt = trials[held]
+        xt = np.concatenate([trials[i][0] for i in units[held]])
+        yt = np.concatenate([trials[i][1] for i in units[held]])
         runs.append((online(models, xt, cfg), yt))
+        diagnostics.append(diagnose(models.aligned.source,
+                                    predict(models.aligned.model, aligned_online(xt)), yt,
+                                    cfg.tempering, cfg.warmup))
         progress.advance(task)
-    return _score(runs), models
+    return _score(runs), models, diagnostics
 
 
-def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
-    """The real-data protocol on the shared bci-essentials runs; None, said in a warning that
-    names where they were looked for and how to point there, when they are not found."""
+def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> tuple[dict, dict] | None:
+    """The real-data protocol on the shared bci-essentials runs (scores, and diagnostics by
+    held-out run); None, said in a warning that names where they were looked for and how to
+    point there, when they are not found."""
     files = sorted((folder / "eeg_mi").glob("*MISwitch_run-*.xdf"))
     if len(files) < 2:
         log.warning("BTTA-DG's real-data protocol (eeg_mi) is skipped: no bci-essentials runs "
@@ -193,29 +223,41 @@ def eeg_mi(cfg: Config, progress: Progress, folder: Path) -> dict | None:
     sets = [read_bciess_mi(f).filtered() for f in files]
     trials = [s.epochs(0.0, s.window_s) for s in sets]
     held = [r - 1 for r in cfg.real_runs]
-    return leave_one_out(trials, sets[0].rate, sets[0].labels, held, cfg, progress)[0]
+    scores, _, diagnostics = leave_one_out(trials, sets[0].rate, sets[0].labels, held, cfg,
+                                           progress)
+    return scores, dict(zip((files[i].name for i in held), diagnostics))
 
 
 def on_data(data: Data, cfg: Config, quick: bool) -> dict:
-    """The protocol on a user's recordings: leave one file out (each file a session or a
-    user), trials cut as the live pipeline cuts them; `quick` holds out the last file only."""
+    """The protocol on a user's recordings, trials cut as the live pipeline cuts them: with
+    several subjects (subject_of), leave one subject out, adapting online on all of the
+    held-out subject's files; with one, leave one file (a session) out. `quick` holds out the
+    last subject or file only."""
     names, sets = read(data)
-    if len(sets) < 2:
-        raise DataError(f"evaluate needs at least two recordings (sessions or users) to leave "
-                        f"one out; got {names}")
+    by_subject = subjects(data)
+    units = list(by_subject.values()) if len(by_subject) > 1 else [[i] for i in range(len(sets))]
+    if len(units) < 2:
+        raise DataError(f"evaluate needs at least two recordings (sessions or subjects) to "
+                        f"leave one out; got {names}")
     x, y, groups = recorded_trials(sets)
     trials = [(x[groups == i], y[groups == i]) for i in range(len(sets))]
-    held = [len(sets) - 1] if quick else list(range(len(sets)))
-    with Progress() as progress:
-        scores, models = leave_one_out(trials, sets[0].rate, sets[0].labels, held, cfg,
-                                       progress)
+    held = [len(units) - 1] if quick else list(range(len(units)))
+    protocol = "leave_one_subject_out" if len(by_subject) > 1 else "leave_one_out"
+    with progress_bar() as progress:
+        scores, models, diagnostics = leave_one_out(trials, sets[0].rate, sets[0].labels, held,
+                                                    cfg, progress, units)
+    unit_names = list(by_subject) if len(by_subject) > 1 else names
+    held_y = np.concatenate([trials[i][1] for u in held for i in units[u]])
     results = {v: dict(scores[v]) for v in VARIANTS}
     return {"method": "btta_dg", "config": cfg.model_dump(), "results": results,
-            "data": {"files": names, "held_out": [names[i] for i in held],
+            "data": {"files": names, "held_out": [unit_names[i] for i in held],
+                     "subjects": by_subject if len(by_subject) > 1 else None,
                      "channels": list(sets[0].channels), "rate_hz": sets[0].rate,
-                     "labels": list(sets[0].labels), "trials": int(len(y))},
+                     "labels": list(sets[0].labels), "trials": int(len(y)),
+                     "chance_accuracy": float(np.bincount(held_y).max() / len(held_y))},
+            "diagnostics": dict(zip((unit_names[i] for i in held), diagnostics)),
             "learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
-            "epoch_s": list(EPOCH), "protocols": ["leave_one_out"],
+            "epoch_s": list(EPOCH), "protocols": [protocol],
             "columns": ["accuracy", "late_accuracy", "fold_std", "adapt_ms_p50"]}
 
 
@@ -227,12 +269,12 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     torch.manual_seed(cfg.seed)
     if data is not None:
         return on_data(data, cfg, quick)
-    with Progress() as progress:
+    with progress_bar() as progress:
         by_protocol = {"loso": loso(cfg, progress)}
         by_protocol["cross_session"], models = cross_session(cfg, progress)
         real = eeg_mi(cfg, progress, recordings_folder())
         if real is not None:
-            by_protocol["eeg_mi"] = real
+            by_protocol["eeg_mi"], diagnostics = real
     skipped = {} if real is not None else {"eeg_mi": "no shared bci-essentials runs found; "
                                                      "set EDGERT_DATA"}
     results = {v: {f"{proto}_{metric}": value for proto, scores in by_protocol.items()
@@ -241,6 +283,7 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
         results[v]["accuracy"] = results[v]["loso_accuracy"]
     extra = {"learned_bands_hz": models.aligned.model.bands().numpy().round(2).tolist(),
              "epoch_s": list(EPOCH), "protocols": list(by_protocol),
+             **({"diagnostics": diagnostics} if real is not None else {}),
              "columns": [f"{p}_{m}" for p in by_protocol for m in ("accuracy", "late_accuracy")]
              + ["loso_adapt_ms_p50", "loso_adapt_ms_p99"], **({"skipped": skipped} if skipped
                                                                else {})}

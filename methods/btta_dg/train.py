@@ -24,6 +24,7 @@ from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.btta_dg.bayes import SourceStats, source_stats
 from edgert.methods.btta_dg.model import SincAdaptNet
 from edgert.export.checkpoint import load_checkpoint
+from edgert.runtime.progress import progress_bar
 
 FEATURES = ("dirichlet", "mean_softmax")
 BASELINE = "baseline.pt"  # beside the checkpoint: the same network trained on unaligned trials
@@ -70,11 +71,16 @@ class Trained:
                    None if examples is None else examples.numpy())
 
 
+MIN_STEPS = 300  # optimizer steps: a user's 30 trials at 25 epochs would give 25
+
+
 def fit(x: np.ndarray, y: np.ndarray, rate: float, classes: int, sinc: bool = True,
         epochs: int = 25, seed: int = 0, lr: float = 3e-3, batch: int = 32,
         progress: Progress | None = None, description: str = "training") -> SincAdaptNet:
-    """Train on (trials, channels, samples) uV with labels `y`; returns the model in eval mode."""
+    """Train on (trials, channels, samples) uV with labels `y`; returns the model in eval mode.
+    Small recordings get more epochs, so that every fit takes at least MIN_STEPS steps."""
     torch.manual_seed(seed)
+    epochs = max(epochs, -(-MIN_STEPS // -(-len(x) // batch)))
     scale = float(1.0 / max(np.std(x), 1e-12))  # uV or whitened: the first layer sees unit std
     model = SincAdaptNet(x.shape[1], x.shape[2], classes, rate, sinc=sinc, scale=scale)
     band = [p for n, p in model.named_parameters() if n.endswith("_hz")]
@@ -100,6 +106,24 @@ def fit(x: np.ndarray, y: np.ndarray, rate: float, classes: int, sinc: bool = Tr
         sched.step()
         if progress:
             progress.advance(task)
+    return recalibrate(model, xs)
+
+
+@torch.no_grad()
+def recalibrate(model: SincAdaptNet, xs: torch.Tensor, batch: int = 128) -> SincAdaptNet:
+    """Batch-norm statistics re-estimated over all training trials with the final weights.
+    The running averages kept during training mix in early weights and dropout; on a small
+    recording they were far enough off to put every trial in one class."""
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    model.eval()
+    for bn in norms:
+        bn.reset_running_stats()
+        bn.momentum = None
+        bn.train()
+    for part in xs.split(batch):
+        model.features(part)
+    for bn in norms:
+        bn.momentum = 0.1
     return model.eval()
 
 
@@ -187,7 +211,7 @@ def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
         raise DataError(f"{len(y)} trials in {len(sets)} file(s), {by_class} by class: "
                         f"training needs at least {MIN_TRIALS} of each")
     meta = {"files": names, "quick": quick, "channels": list(sets[0].channels)}
-    with Progress() as progress:
+    with progress_bar() as progress:
         return train_pair(x, y, groups, sets[0].rate, labels, 12 if quick else 25, seed, meta,
                           out, progress)
 
@@ -200,7 +224,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
         return train_on(data, own_out(out), quick, seed)
     subjects, count, epochs = (list(range(1, 5)), 60, 12) if quick else (list(range(1, 9)),
                                                                           120, 25)
-    with Progress() as progress:
+    with progress_bar() as progress:
         x, y, groups = population(subjects, count, progress=progress)
         return train_pair(epoch(x), y, groups, synth.RATE, synth.LABELS, epochs, seed,
                           {"subjects": subjects, "quick": quick}, out or cache_folder("btta_dg"),

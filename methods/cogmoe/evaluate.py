@@ -27,6 +27,7 @@ from edgert.methods.base import Data, DataError
 from edgert.methods.cogmoe.data import load
 from edgert.methods.cogmoe.train import (TRAIN_HOP_S, Dataset, concatenate, dataset, fit_alone,
                                          in_parallel, predict, recorded_dataset)
+from edgert.runtime.progress import progress_bar
 
 VARIANTS = ("cogmoe", "early_fusion", "cogbasic", "modmoe", "boosted_trees")
 
@@ -186,7 +187,7 @@ def on_data(data: Data, cfg: Config, quick: bool) -> dict:
                         f"{names}")
     held = names[-1:] if quick else names
     tests, probs = [], {v: [] for v in VARIANTS}
-    with Progress() as progress:
+    with progress_bar() as progress:
         sets = {n: recorded_dataset(groups[n], cfg.train_hop_s, progress, f"stage 1: {n}")
                 for n in names}
         for name in held:
@@ -212,7 +213,7 @@ def evaluate(quick: bool = False, config: Config | None = None, data: Data | Non
     cfg = config or (Config.quick() if quick else Config())
     if data is not None:
         return on_data(data, cfg, quick)
-    with Progress() as progress:
+    with progress_bar() as progress:
         train = dataset(cfg.train_seeds, list(LEVELS), cfg.seconds, progress, "training drives",
                         cfg.train_hop_s)
         test = dataset(cfg.test_seeds, list(LEVELS), cfg.seconds, progress, "test drives")

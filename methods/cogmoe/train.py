@@ -32,6 +32,7 @@ from edgert.methods.cogmoe.simulate import (LEVELS, MODALITIES, RATES, SEGMENT_S
 from edgert.methods.threads import one_thread
 from edgert.runtime.batch import spawn_pool
 from edgert.export.checkpoint import load_checkpoint
+from edgert.runtime.progress import progress_bar
 
 LABELS = ("low_load", "high_load")
 # Training windows overlap by half (test windows never do): twice the windows from the same
@@ -284,7 +285,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     if data is not None:
         return train_on(data, own_out(out), quick, seed)
     seeds, seconds, epochs = ([1, 2, 3], 300, 15) if quick else (list(range(1, 25)), 600, 30)
-    with Progress() as progress:
+    with progress_bar() as progress:
         data = dataset(seeds, list(LEVELS), seconds, progress, hop_s=TRAIN_HOP_S)
         model = fit("cogmoe", data, epochs, seed, progress=progress)
     return Trained("cogmoe", model).save(out or cache_folder("cogmoe"))
@@ -293,7 +294,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
 def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
     """Train on a user's CL-Drive or ADABase recordings, with the simulator's damage laid on."""
     drives = [d for levels in load(data).values() for d in levels]
-    with Progress() as progress:
+    with progress_bar() as progress:
         found = recorded_dataset(drives, TRAIN_HOP_S, progress)
         if len(set(found.y.tolist())) < 2:
             raise DataError(f"every window of {[str(p) for p in data.paths]} is "

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from rich.progress import Progress
 
 from edgert.methods.base import Data
 from edgert.methods.janusvln import train as training
@@ -30,6 +29,7 @@ from edgert.methods.janusvln.model import Agent
 from edgert.methods.janusvln.navigate import Navigator
 from edgert.methods.janusvln.node import BundleNavigator
 from edgert.export.bundle import Bundle
+from edgert.runtime.progress import progress_bar
 
 EXAMPLES = 4   # episodes per variant whose paths the JSON keeps (figures draw them)
 
@@ -190,7 +190,7 @@ def evaluate(quick: bool = False, data: Data | None = None, seed: int = 0,
     _, unseen = split(cfg.houses, cfg.unseen)
     eps = read(data) if data else episodes(unseen, cfg.eval_per_house, seed + 99)
     env = NavEnv(unseen)
-    with Progress() as progress:
+    with progress_bar() as progress:
         _, agents = training.train_all(cfg, variants, progress)
         trained = time.time() - started
         task = progress.add_task("JanusVLN: unseen houses", total=len(variants) * len(eps))

@@ -32,6 +32,7 @@ from edgert.methods.janusvln.model import (NO_ACTION, Agent, FrameEncoder, Geome
 from edgert.methods.janusvln.simulate import KINDS, TINTS
 from edgert.methods.janusvln.navigate import Navigator
 from edgert.export.checkpoint import load_checkpoint
+from edgert.runtime.progress import progress_bar
 
 
 class Config(BaseModel):
@@ -394,7 +395,7 @@ def train(out: Path | None = None, quick: bool = False, seed: int = 0,
     out = own_out(out) if data else Path(out or cache_folder("janusvln"))
     cfg = (Config.quick() if quick else Config()).model_copy(update={"seed": seed})
     started = time.time()
-    with Progress() as progress:
+    with progress_bar() as progress:
         geometry, agents = train_all(cfg, ("janusvln",), progress, data)
     return save(out, cfg, geometry, agents, {"seconds": time.time() - started,
                                              "data": [str(p) for p in data.paths] if data
