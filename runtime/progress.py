@@ -41,9 +41,9 @@ class Lines:
     stderr: one when a task starts and when it ends, and one per running task every EVERY_S
     seconds in between (from a timer, so a slow step is not silent)."""
 
-    def __init__(self, every: float = EVERY_S):
+    def __init__(self, every: float | None = None):
         self.console = Console(stderr=True, width=160, highlight=False)
-        self.every = every
+        self.every = every or EVERY_S
         self.tasks: dict[int, _Task] = {}
         self.keys = itertools.count()
         self.lock = threading.Lock()

@@ -1,0 +1,31 @@
+"""Long work is never silent in a log: where output is not a terminal, progress comes as plain
+lines on stderr, one when a task starts and ends and one every few seconds in between."""
+import subprocess
+import sys
+import textwrap
+
+
+def test_piped_progress_prints_plain_lines_with_what_how_far_and_time_left():
+    code = textwrap.dedent("""
+        import time
+        from edgert.runtime import progress
+        progress.EVERY_S = 0.3
+        with progress.progress_bar() as bar:
+            task = bar.add_task("training the decoder", total=4)
+            for _ in range(4):
+                time.sleep(0.4)
+                bar.advance(task)
+            slow = bar.add_task("one slow step", total=1)
+            time.sleep(1.0)
+            bar.update(slow, completed=1)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0] == "training the decoder: 0/4 (0%), 0 s"
+    assert any("about" in line and "s left" in line for line in lines)
+    assert "training the decoder: 4/4 (100%)" in out.stderr
+    slow = [line for line in lines if line.startswith("one slow step")]
+    assert len(slow) >= 3, lines  # started, at least one timed line while it ran, done
+    assert "\x1b[" not in out.stderr  # no terminal control codes in a log
