@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 app = typer.Typer(help="edgert: a real-time edge runtime for ML models on LSL and ZeroMQ streams.",
                   no_args_is_help=True, add_completion=False)
 console = Console() if Console().is_terminal else Console(width=160)  # a log keeps whole rows
-errors = Console(stderr=True, soft_wrap=True)  # a path in a message stays one piece
+errors = Console(stderr=True, soft_wrap=True,  # a path in a message stays one piece
+                 width=None if Console(stderr=True).is_terminal else 160)
 
 
 def _version(value: bool) -> None:
@@ -106,6 +107,7 @@ def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
         return Group(table, status()) if status else table
 
     end = None if duration is None else time.monotonic() + duration
+    global interrupted
     try:
         with Live(view(), console=console, refresh_per_second=2, transient=True,
                   auto_refresh=False) as live:
@@ -114,7 +116,11 @@ def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
                 if not quiet:
                     live.update(view(), refresh=True)
     except KeyboardInterrupt:
-        console.print("stopping")
+        interrupted = True
+        console.print("stopping (Ctrl-C): the report follows; exit code 130")
+
+
+interrupted = False  # Ctrl-C ended the run: the report is still printed and saved, exit 130
 
 
 @app.command()
@@ -136,12 +142,12 @@ def run(
     try:
         pipe = Pipeline.from_yaml(pipelines.find(pipeline), set_)
     except PipelineError as e:
-        _fail(str(e))
-    with _starting():
+        _not_started(report, pipeline, str(e), 2)
+    with _starting(report, pipeline):
         try:
             pipe.start()
         except PipelineError as e:
-            _fail(str(e), 1)
+            _not_started(report, pipeline, str(e), 1)
     try:
         run_live(pipe, duration, quiet=quiet)
     finally:
@@ -152,12 +158,21 @@ def run(
 
 
 @contextmanager
-def _starting():
-    """Ctrl-C before the run starts: say so rather than exit silently with no report."""
+def _starting(report: Optional[Path] = None, pipeline: str = ""):
+    """Ctrl-C before the run starts: say so rather than exit silently."""
     try:
         yield
     except KeyboardInterrupt:
-        _fail("stopped during start-up: nothing ran, no report written", 130)
+        _not_started(report, pipeline, "stopped (Ctrl-C) during start-up: nothing ran", 130)
+
+
+def _not_started(report: Optional[Path], pipeline: str, why: str, code: int) -> None:
+    """A run that could not start still leaves its report (`started: false`, and why), so a
+    script that reads it learns what went wrong; then the error, and exit `code`."""
+    if report is not None:
+        _write_json(report, {"pipeline": pipeline, "started": False, "error": why,
+                             "shortfalls": [why]})
+    _fail(why, code)
 
 
 def _finish(result: dict, report: Optional[Path], title: str = "") -> None:
@@ -172,6 +187,8 @@ def _finish(result: dict, report: Optional[Path], title: str = "") -> None:
     _write_json(report, result)
     for problem in result["shortfalls"]:
         errors.print(f"[red]error:[/red] {escape(problem)}")
+    if interrupted:
+        raise typer.Exit(130)
     if result["shortfalls"]:
         raise typer.Exit(1)
 
@@ -198,7 +215,7 @@ def demo(
     if name not in available:
         _fail(f"no demo named {name!r}; available: {', '.join(sorted(available))}")
     figures = report.parent if report else Path(tempfile.gettempdir()) / "edgert-demos"
-    with _starting():
+    with _starting(report, f"demo {name}"):
         result = _with_data(lambda: available[name](duration, run_live, figures), None)
     _finish(result, report, f"demo {name}")
 
@@ -316,10 +333,18 @@ def train(
         bundle = found.export(out / "bundle", path).path
         console.print(f"bundle written to {bundle}", soft_wrap=True)
         if found.pipeline:
-            console.print(f"run it live: edgert run {found.pipeline} "
-                          + " ".join(f"--set {n}.bundle={bundle}"
-                                     for n in pipelines.bundle_nodes(found.pipeline)),
-                          soft_wrap=True)
+            console.print(f"run it live: {live_command(found.pipeline, bundle)}", soft_wrap=True)
+
+
+def live_command(pipeline: str, bundle: Path) -> str:
+    """`edgert run` for a bundle: one --set where the bundle carries the pipeline's other
+    settings (the recording's cue stream, markers, channels), else one per bundle node."""
+    nodes = pipelines.bundle_nodes(pipeline)
+    manifest = json.loads((Path(bundle) / "manifest.json").read_text())
+    carried = ((manifest.get("preprocessing") or {}).get("pipeline") or {}).get(pipeline, {})
+    if all(f"{n}.bundle" in carried for n in nodes[1:]):
+        nodes = nodes[:1]
+    return f"edgert run {pipeline} " + " ".join(f"--set {n}.bundle={bundle}" for n in nodes)
 
 
 @app.command(context_settings=DATA_CONTEXT)
@@ -447,6 +472,7 @@ def record(
     except OSError as e:
         _fail(f"cannot write {out}: {e.strerror}; choose another file")
     end = None if duration is None else time.monotonic() + duration
+    global interrupted
     try:
         with Live(console=console, refresh_per_second=2) as live:
             while end is None or time.monotonic() < end:

@@ -16,6 +16,11 @@ def report_table(report: dict, title: str | None = None) -> Table:
     table.add_row("[bold]end-to-end[/bold]",
                   *(f"[bold]{e2e[k]:.3f}[/bold]" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
                   str(e2e["count"]), str(report["dropped"]), "", end_section=True)
+    scored = [f"{name}: online accuracy {n['correct']}/{n['scored']} "
+              f"({n['online_accuracy']:.0%})" for name, n in report["nodes"].items()
+              if n.get("scored")]
+    if scored:
+        table.caption, table.caption_justify = "; ".join(scored), "left"
     return table
 
 

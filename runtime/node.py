@@ -44,6 +44,7 @@ class Node:
     inputs: ClassVar[tuple[str, ...]] = ("in",)
     outputs: ClassVar[tuple[str, ...]] = ("out",)
     accepts_nonfinite: ClassVar[bool] = False
+    latency: ClassVar[bool] = True  # False: a sink that only watches (it ends no latency)
 
     def __init__(self, name: str, params: Params, pipeline: str = ""):
         self.name = name

@@ -30,6 +30,7 @@ BUILTIN = {
     "align": "edgert.runtime.nodes.align:Align",
     "epoch": "edgert.runtime.nodes.epoch:Epoch",
     "infer": "edgert.runtime.nodes.infer:Infer",
+    "score": "edgert.runtime.nodes.score:Score",
 }
 
 

@@ -44,7 +44,7 @@ class Scheduler:
         for e in edges:
             self.inputs[e.dst].append(e)
             self.outputs[e.src].setdefault(e.src_port, []).append(e)
-        self.sinks = {name for name in nodes if not self.outputs[name]}
+        self.sinks = {name for name in nodes if not self.outputs[name] and nodes[name].latency}
         self.threaded = {n for n in nodes if n in threaded or any(
             e.policy == "latest" for e in self.inputs[n])} - self._sources()
         self.locks = {name: threading.Lock() for name in nodes}

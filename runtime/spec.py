@@ -1,11 +1,16 @@
 """Pipeline files: the YAML schema (pydantic), `--set` overrides and errors that say how to fix."""
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+log = logging.getLogger(__name__)
 
 
 class PipelineError(ValueError):
@@ -122,11 +127,40 @@ def apply_overrides(raw: dict, overrides: list[str], origin: str) -> dict:
     return raw
 
 
+def carried(raw: dict, overrides: list[str]) -> list[str]:
+    """`--set`s that a bundle named with `--set NODE.bundle=DIR` carries for this pipeline
+    (manifest `preprocessing.pipeline.<pipeline name>`: what training learnt about the
+    recording, e.g. the cue stream, the cue markers, the channels), for the fields the user
+    did not set; `{bundle}` in a value is that bundle's folder."""
+    names = {n.get("name") for n in raw.get("nodes") or [] if isinstance(n, dict)}
+    given = {item.partition("=")[0] for item in overrides}
+    out = []
+    for item in overrides:
+        key, _, folder = item.partition("=")
+        if not key.endswith(".bundle") or not folder.strip():
+            continue
+        try:
+            manifest = json.loads((Path(folder).expanduser() / "manifest.json").read_text())
+            sets = manifest["preprocessing"]["pipeline"][raw.get("name")]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # the node that loads the bundle says what is wrong with it
+        for field, value in sets.items():
+            if field in given or field.partition(".")[0] not in names:
+                continue
+            value = value.replace("{bundle}", folder) if isinstance(value, str) else value
+            out.append(f"{field}={json.dumps(value)}")
+            given.add(field)
+    if out:
+        log.info("from the bundle: --set %s", " --set ".join(out))
+    return out
+
+
 def parse(raw: Any, origin: str, overrides: list[str] = ()) -> PipelineSpec:
     if not isinstance(raw, dict):
         raise PipelineError(f"{origin}: a pipeline is a mapping with 'name' and 'nodes'; "
                             f"got {type(raw).__name__}")
-    raw = apply_overrides(raw, list(overrides), origin)
+    overrides = list(overrides)
+    raw = apply_overrides(raw, carried(raw, overrides) + overrides, origin)
     try:
         return PipelineSpec.model_validate(raw)
     except ValidationError as e:

@@ -2,8 +2,9 @@
 
 liblsl reads the first of: $LSLAPICFG, ./lsl_api.cfg, ~/lsl_api/lsl_api.cfg,
 /etc/lsl_api/lsl_api.cfg; else its defaults, which log two INFO lines from every process that
-touches LSL. With no file in force, edgert keeps every default but logs warnings and errors
-only. A user's file is always left as it is.
+touches LSL, and an ERR line whenever a stream's source ends. With no file in force, edgert
+keeps every default but lets liblsl log fatal errors only: edgert says itself, once and in
+words, when a stream is lost and when it is back. A user's file is always left as it is.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import configparser
 import os
 from pathlib import Path
 
-QUIET = b"[log]\nlevel = -1\n"
+QUIET = b"[log]\nlevel = -3\n"
 DEFAULT_SCOPE = "site"  # liblsl's default [multicast] ResolveScope
 
 
@@ -34,7 +35,7 @@ def resolve_scope(path: Path | None) -> str:
 
 
 def quiet_defaults() -> None:
-    """With no file in force, keep liblsl's defaults but only its warnings and errors.
+    """With no file in force, keep liblsl's defaults but only its fatal errors.
     Must run before the first LSL object; does nothing if the library cannot take it."""
     import pylsl
 

@@ -14,7 +14,7 @@ the live path epoch the same way (`epochs`). `load` reads a user's files by form
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import numpy as np
 from scipy import signal
 
 from edgert.methods.base import Data, DataError
+from edgert.runtime.nodes.score import cue_class
 from edgert.streams.xdf_read import read_xdf
 
 
@@ -33,6 +34,8 @@ class Continuous:
     events: np.ndarray          # (cue sample, class index) rows
     labels: tuple[str, ...]
     window_s: float             # seconds of imagery after each cue
+    cues: dict[str, str] | None = None      # class -> cue marker (or re:PATTERN), if LSL
+    cue_stream: tuple[str, str] | None = None  # (name, type) of the cue marker stream
 
     def filtered(self, low: float = 4.0, high: float = 40.0, order: int = 4) -> "Continuous":
         """Causal Butterworth band-pass started at the first sample's level, as the live
@@ -40,8 +43,7 @@ class Continuous:
         sos = signal.butter(order, [low, high], "bandpass", fs=self.rate, output="sos")
         zi = signal.sosfilt_zi(sos)[:, :, None] * self.data[:1].astype(float)
         data = signal.sosfilt(sos, self.data, axis=0, zi=zi)[0].astype(np.float32)
-        return Continuous(data, self.rate, self.channels, self.events, self.labels,
-                          self.window_s)
+        return replace(self, data=data)
 
     def epochs(self, start: float, stop: float) -> tuple[np.ndarray, np.ndarray]:
         """(trials, channels, samples) from `start` to `stop` s after each cue, and labels;
@@ -77,8 +79,11 @@ def read_bciess_mi(path: str | Path, stream_type: str = "EEG",
         events.append((sample, int(parts[2])))
         window = float(parts[3])
     n = max(y for _, y in events) + 1
+    labels = tuple(f"class_{k}" for k in range(n))
     return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
-                      np.array(events), tuple(f"class_{k}" for k in range(n)), window)
+                      np.array(events), labels, window,
+                      {label: rf"re:switch,\d+,{k},.*" for k, label in enumerate(labels)},
+                      (cues.info.name, cues.info.type))
 
 
 def _one(streams, test, what: str, path):
@@ -87,19 +92,6 @@ def _one(streams, test, what: str, path):
         raise DataError(f"{path}: no stream with {what}; streams: "
                         f"{[(r.info.name, r.info.type) for r in streams]}")
     return found[0]
-
-
-def cue_class(labels: dict[str, str]):
-    """marker -> class index or None: each class's marker is its exact text, or a regular
-    expression the whole marker must match when written `re:PATTERN`."""
-    tests = []
-    for k, marker in enumerate(labels.values()):
-        if marker.startswith("re:"):
-            pattern = re.compile(marker[3:])
-            tests.append((k, lambda v, p=pattern: p.fullmatch(v) is not None))
-        else:
-            tests.append((k, lambda v, m=marker: v == m))
-    return lambda value: next((k for k, test in tests if test(value)), None)
 
 
 def cue_stream(streams, path, labels: dict[str, str], name: str | None = None):
@@ -159,7 +151,8 @@ def read_xdf_mi(path: str | Path, labels: dict[str, str], stream_type: str = "EE
         raise DataError(f"{path}: no marker for class(es) {unused} ({[labels[n] for n in unused]})"
                         f" in stream {cues.info.name!r}; {_candidates([cues])}")
     return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
-                      np.array(events), classes, window_s)
+                      np.array(events), classes, window_s, dict(labels),
+                      (cues.info.name, cues.info.type))
 
 
 BCI_IV_2A_CUES = {"769": "left_hand", "770": "right_hand", "771": "feet", "772": "tongue"}
@@ -323,7 +316,8 @@ def harmonise(sets: list[Continuous], names: list[str], channels: tuple[str, ...
             data = signal.resample_poly(data, *_ratio(rate, s.rate), axis=0).astype(np.float32)
             events[:, 0] = np.round(events[:, 0] * rate / s.rate).astype(int)
         events[:, 1] = [labels.index(s.labels[k]) for k in events[:, 1]]
-        out.append(Continuous(data, rate, channels, events, labels, s.window_s))
+        out.append(replace(s, data=data, rate=rate, channels=channels, events=events,
+                           labels=labels))
     return out
 
 

@@ -150,7 +150,9 @@ def bci(duration: float | None, run, out: Path) -> dict:
     report = run_demo(pipe, replay, list(clients.values()), run, duration,
                       others=(zmq_client,), status=status)
     report["metrics"] = metrics(clients, zmq_client, cues, replay.t_start)
-    report["figures"] = [str(block_accuracy(report["metrics"], out / f"{name}.png"))]
+    decoded = report["metrics"]["trials_decoded"]
+    report["figures"] = [str(block_accuracy(report["metrics"], out / f"{name}.png"))] \
+        if decoded else []  # stopped before the first trial: nothing to draw
     return report
 
 

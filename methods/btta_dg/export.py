@@ -9,6 +9,7 @@ import torch
 
 from edgert.export.bundle import Bundle
 from edgert.export.onnx_export import export_bundle
+from edgert.runtime.nodes.score import cue_pattern
 from edgert.methods.btta_dg import synth
 from edgert.methods.cache import cached_checkpoint
 from edgert.methods.cache import cached_bundle as shared_cached_bundle
@@ -57,12 +58,29 @@ def export_one(trained: Trained, out: Path, checkpoint: Path, fp16: bool, int8: 
         "btta_dg": {"sources": {k: v.to_dict() for k, v in trained.sources.items()},
                     "sinc_bands_hz": None if bands is None else bands.tolist()},
     }
+    if trained.meta.get("recording"):
+        preprocessing["recording"] = trained.meta["recording"]
+        preprocessing["pipeline"] = {"bci": live_sets(trained.meta["recording"])}
     name = "btta_dg" if trained.meta.get("aligned", True) else "btta_dg-baseline"
     return export_bundle(bake(model), {"eeg": torch.from_numpy(x[:1])}, out, name=name,
                          dynamic_axes={"eeg": {0: "batch"}}, output_names=["probs"],
                          labels=trained.labels, preprocessing=preprocessing,
                          checkpoint=checkpoint, real_samples=real,
                          fp16=fp16, int8=int8)
+
+
+def live_sets(recording: dict) -> dict:
+    """The `--set`s of `pipelines/bci.yaml` that a bundle of a user's recordings carries, so
+    that `--set adapt.bundle=DIR` alone runs it on the same kind of live streams: this
+    bundle everywhere, the channels it was trained on, and the cue stream and its markers."""
+    sets = {f"{node}.bundle": "{bundle}" for node in ("decoder", "adapt", "score")}
+    sets["eeg.channels"] = recording["channels"]
+    if recording.get("cue_stream"):
+        sets["markers.name"] = recording["cue_stream"]["name"]
+        sets["markers.type"] = recording["cue_stream"]["type"]
+    if recording.get("cues"):
+        sets["epoch.pattern"] = cue_pattern(recording["cues"])
+    return sets
 
 
 def cached_bundle() -> Path:

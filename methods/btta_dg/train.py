@@ -7,6 +7,7 @@ has memorised.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from edgert.methods.btta_dg.bayes import SourceStats, source_stats
 from edgert.methods.btta_dg.model import SincAdaptNet
 from edgert.export.checkpoint import load_checkpoint
 from edgert.runtime.progress import progress_bar
+
+log = logging.getLogger(__name__)
 
 FEATURES = ("dirichlet", "mean_softmax")
 BASELINE = "baseline.pt"  # beside the checkpoint: the same network trained on unaligned trials
@@ -197,6 +200,17 @@ def recorded_trials(sets: list[Continuous]) -> tuple[np.ndarray, np.ndarray, np.
     return x, y, np.concatenate([np.full(len(p[1]), i) for i, p in enumerate(parts)])
 
 
+def recording(sets: list[Continuous]) -> dict:
+    """What a live run needs to know of the recordings trained on: channels, rate, and the
+    cue stream and each class's cue marker where the files are LSL recordings."""
+    cues: dict[str, str] = {}
+    for s in sets:
+        cues.update({k: v for k, v in (s.cues or {}).items() if k not in cues})
+    stream = next((s.cue_stream for s in sets if s.cue_stream), None)
+    return {"channels": list(sets[0].channels), "rate_hz": sets[0].rate, "cues": cues or None,
+            "cue_stream": {"name": stream[0], "type": stream[1]} if stream else None}
+
+
 MIN_TRIALS = 5  # per class: a fifth of them makes the adaptation's source statistics
 
 
@@ -210,7 +224,13 @@ def train_on(data: Data, out: Path, quick: bool = False, seed: int = 0) -> Path:
         by_class = dict(zip(labels, counts.tolist()))
         raise DataError(f"{len(y)} trials in {len(sets)} file(s), {by_class} by class: "
                         f"training needs at least {MIN_TRIALS} of each")
-    meta = {"files": names, "quick": quick, "channels": list(sets[0].channels)}
+    meta = {"files": names, "quick": quick, "channels": list(sets[0].channels),
+            "recording": recording(sets)}
+    stream = meta["recording"]["cue_stream"]
+    log.info("read %d trials in %d file(s), %d channels at %g Hz: %s%s", len(y), len(sets),
+             len(sets[0].channels), sets[0].rate,
+             ", ".join(f"{label} {n}" for label, n in zip(labels, counts.tolist())),
+             f"; cues from stream {stream['name']!r}" if stream else "")
     with progress_bar() as progress:
         return train_pair(x, y, groups, sets[0].rate, labels, 12 if quick else 25, seed, meta,
                           out, progress)

@@ -13,7 +13,8 @@ from edgert.streams import Chunk, StreamInfo
 
 class Epoch(Node):
     """For each marker matching `pattern` on `markers`, emits the `signal` samples from
-    `offset` to `offset + length` seconds after the marker's time, once they have arrived.
+    `offset` to `offset + length` seconds after the marker's time, once they have arrived;
+    on `cues`, that marker, stamped with the epoch's last sample (for scoring, `score`).
 
     Markers may come before or after their samples (LSL delivers them on separate inlets);
     `history` seconds of signal are kept so a late marker still finds its trial. A marker whose
@@ -21,6 +22,7 @@ class Epoch(Node):
     """
 
     inputs = ("signal", "markers")
+    outputs = ("out", "cues")
 
     class Params(Params):
         offset: float = Field(0.0, description="seconds from the marker to the epoch's start")
@@ -34,7 +36,7 @@ class Epoch(Node):
         self.regex = re.compile(self.p.pattern) if self.p.pattern else None
         self.data: np.ndarray | None = None
         self.stamps = np.zeros(0)
-        self.cues: list[float] = []
+        self.cues: list[tuple[float, str]] = []  # (time, marker) waiting for samples
         self.emitted = self.missed = self.ignored = 0
 
     def check(self, port: str, info: StreamInfo) -> None:
@@ -53,7 +55,7 @@ class Epoch(Node):
     def _markers(self, chunk: Chunk) -> None:
         for stamp, value in zip(chunk.timestamps, chunk.data[:, 0]):
             if self.regex is None or self.regex.fullmatch(str(value)):
-                self.cues.append(float(stamp))
+                self.cues.append((float(stamp), str(value)))
             else:
                 self.ignored += 1
 
@@ -69,23 +71,29 @@ class Epoch(Node):
     def _ready(self, chunk: Chunk | None) -> dict[str, list[Chunk]] | None:
         if self.data is None or not len(self.stamps):
             return None
-        out, waiting = [], []
-        for cue in sorted(self.cues):
+        out, cues, waiting = [], [], []
+        for cue, marker in sorted(self.cues):
             first = int(np.searchsorted(self.stamps, cue + self.p.offset))
             if first == 0 and self.stamps[0] > cue + self.p.offset + 1.5 / self.last.info.rate:
                 self.missed += 1
             elif first + self.n <= len(self.stamps):
                 out.append(self._cut(first, chunk or self.last))
+                cues.append(self._cue(marker, out[-1]))
             else:
-                waiting.append(cue)
+                waiting.append((cue, marker))
         self.cues = waiting
         self.emitted += len(out)
-        return {"out": out} if out else None
+        return {"out": out, "cues": cues} if out else None
 
     def _cut(self, first: int, chunk: Chunk) -> Chunk:
         part = slice(first, first + self.n)
         return chunk.derive(self.data[part].copy(), self.stamps[part].copy(),
                             replace(chunk.info, name=f"{chunk.info.name}-epoch"))
+
+    def _cue(self, marker: str, epoch: Chunk) -> Chunk:
+        info = StreamInfo(name=f"{epoch.info.name}-cues", type="Markers", channels=("cue",),
+                          rate=0.0, dtype="string")
+        return epoch.derive(np.array([[marker]], dtype=object), epoch.timestamps[-1:], info)
 
     def stats(self) -> dict:
         return {"epochs": self.emitted, "missed": self.missed, "ignored_markers": self.ignored}

@@ -10,11 +10,21 @@ from pydantic import Field
 
 from edgert.runtime.node import Misconfigured, Node, Params, Source
 from edgert.streams import Chunk, StreamInfo
-from edgert.streams.lsl import Inlet, Outlet
+from edgert.streams.lsl import Inlet, Outlet, list_streams
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
 SLICE_S = 1.0  # the wait for a stream goes in slices, so Ctrl-C is heard between them
+
+
+def there() -> str:
+    """The LSL streams that are on the network, string (marker) streams first."""
+    found = sorted(list_streams(0.5), key=lambda i: (i.dtype != "string", i.name))
+    if not found:
+        return "no LSL stream is on the network"
+    return "streams there: " + ", ".join(
+        f"{i.name!r} (type {i.type!r}, {'markers' if i.dtype == 'string' else f'{i.n_channels} ch'})"
+        for i in found)
 
 
 class LSLInlet(Source):
@@ -55,9 +65,10 @@ class LSLInlet(Source):
             if self.inlet.open(min(left, SLICE_S)):
                 self._pick(self.inlet.info)
                 return
-        raise LookupError(f"no LSL stream matches {self.inlet.describe()} after {p.wait:g} s: "
-                          "start its source, check its name and type with `edgert streams`, "
-                          f"or wait longer with --set {self.name}.wait=SECONDS")
+        raise LookupError(f"no LSL stream matches {self.inlet.describe()} after {p.wait:g} s; "
+                          f"{there()}: start its source, pick one with --set "
+                          f"{self.name}.name=NAME (or .type=TYPE), or wait longer with --set "
+                          f"{self.name}.wait=SECONDS")
 
     def read(self, timeout: float) -> Chunk | None:
         chunk = self.inlet.pull(timeout)
