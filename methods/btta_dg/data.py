@@ -36,6 +36,7 @@ class Continuous:
     window_s: float             # seconds of imagery after each cue
     cues: dict[str, str] | None = None      # class -> cue marker (or re:PATTERN), if LSL
     cue_stream: tuple[str, str] | None = None  # (name, type) of the cue marker stream
+    eeg_stream: tuple[str, str] | None = None  # (name, type) of the EEG stream
 
     def filtered(self, low: float = 4.0, high: float = 40.0, order: int = 4) -> "Continuous":
         """Causal Butterworth band-pass started at the first sample's level, as the live
@@ -83,7 +84,7 @@ def read_bciess_mi(path: str | Path, stream_type: str = "EEG",
     return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
                       np.array(events), labels, window,
                       {label: rf"re:switch,\d+,{k},.*" for k, label in enumerate(labels)},
-                      (cues.info.name, cues.info.type))
+                      (cues.info.name, cues.info.type), (eeg.info.name, eeg.info.type))
 
 
 def _one(streams, test, what: str, path):
@@ -152,7 +153,7 @@ def read_xdf_mi(path: str | Path, labels: dict[str, str], stream_type: str = "EE
                         f" in stream {cues.info.name!r}; {_candidates([cues])}")
     return Continuous(eeg.data.astype(np.float32), eeg.info.rate, eeg.info.channels,
                       np.array(events), classes, window_s, dict(labels),
-                      (cues.info.name, cues.info.type))
+                      (cues.info.name, cues.info.type), (eeg.info.name, eeg.info.type))
 
 
 BCI_IV_2A_CUES = {"769": "left_hand", "770": "right_hand", "771": "feet", "772": "tongue"}

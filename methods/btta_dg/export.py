@@ -72,14 +72,18 @@ def export_one(trained: Trained, out: Path, checkpoint: Path, fp16: bool, int8: 
 def live_sets(recording: dict) -> dict:
     """The `--set`s of `pipelines/bci.yaml` that a bundle of a user's recordings carries, so
     that `--set adapt.bundle=DIR` alone runs it on the same kind of live streams: this
-    bundle everywhere, the channels it was trained on, and the cue stream and its markers."""
-    sets = {f"{node}.bundle": "{bundle}" for node in ("decoder", "adapt", "score")}
+    bundle everywhere, the EEG stream and the channels it was trained on, and the cue stream
+    and its markers."""
+    sets = {f"{node}.bundle": "{bundle}" for node in ("decoder", "adapt")}
     sets["eeg.channels"] = recording["channels"]
+    if recording.get("eeg_stream"):
+        sets["eeg.name"] = recording["eeg_stream"]["name"]
     if recording.get("cue_stream"):
         sets["markers.name"] = recording["cue_stream"]["name"]
         sets["markers.type"] = recording["cue_stream"]["type"]
     if recording.get("cues"):
         sets["epoch.pattern"] = cue_pattern(recording["cues"])
+        sets["score.classes"] = recording["cues"]
     return sets
 
 

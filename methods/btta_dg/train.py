@@ -202,13 +202,18 @@ def recorded_trials(sets: list[Continuous]) -> tuple[np.ndarray, np.ndarray, np.
 
 def recording(sets: list[Continuous]) -> dict:
     """What a live run needs to know of the recordings trained on: channels, rate, and the
-    cue stream and each class's cue marker where the files are LSL recordings."""
+    EEG and cue streams and each class's cue marker where the files are LSL recordings."""
     cues: dict[str, str] = {}
     for s in sets:
         cues.update({k: v for k, v in (s.cues or {}).items() if k not in cues})
-    stream = next((s.cue_stream for s in sets if s.cue_stream), None)
+    cue = next((s.cue_stream for s in sets if s.cue_stream), None)
+    eeg = next((s.eeg_stream for s in sets if s.eeg_stream), None)
     return {"channels": list(sets[0].channels), "rate_hz": sets[0].rate, "cues": cues or None,
-            "cue_stream": {"name": stream[0], "type": stream[1]} if stream else None}
+            "cue_stream": _stream(cue), "eeg_stream": _stream(eeg)}
+
+
+def _stream(named: tuple[str, str] | None) -> dict | None:
+    return {"name": named[0], "type": named[1]} if named else None
 
 
 MIN_TRIALS = 5  # per class: a fifth of them makes the adaptation's source statistics

@@ -3,21 +3,20 @@
 Each decision (a row of class probabilities) is paired with the cue marker of its trial: the
 `epoch` node's `cues` output, stamped with the trial's last sample as the decision derived
 from it is. The marker names the true class through `classes` (class -> marker, or `re:` and
-a pattern the whole marker must match), else through the bundle's recorded cues, else by
-being the class's name. Per-trial decisions go into the report.
+a pattern the whole marker must match; a bundle trained on a user's recordings sets it), else
+by being the class's name (the decisions' channel names). Per-trial decisions go into the
+report.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
-from edgert.runtime.node import Node, Params, UserPath
-from edgert.streams import Chunk
+from edgert.runtime.node import Node, Params
+from edgert.streams import Chunk, StreamInfo
 
 KEEP = 10_000  # decisions kept for the report
 
@@ -49,30 +48,27 @@ class Score(Node):
     latency = False  # it watches the pipeline's output; it is not one of its ends
 
     class Params(Params):
-        bundle: UserPath | None = Field(None, description="bundle whose labels (and recorded "
-                                        "cues, manifest preprocessing.recording.cues) name "
-                                        "the classes")
         classes: dict[str, str] | None = Field(None, description="class -> cue marker (or "
-                                               "re:PATTERN), in the decoder's class order")
+                                               "re:PATTERN), in the decoder's class order; "
+                                               "none: a marker is its class's name")
 
     def start(self) -> None:
-        labels, recorded = self._from_bundle()
-        self.classes = self.p.classes or recorded or {label: label for label in labels}
-        self.labels = list(self.classes)
-        self.which = cue_class(self.classes)
         self.pending: dict[str, dict[float, object]] = {"probs": {}, "cues": {}}
         self.decisions: list[dict] = []
         self.scored = self.correct = self.unlabelled = 0
+        self.labels: list[str] = list(self.p.classes or {})
+        self.which = cue_class(self.p.classes) if self.p.classes else None
 
-    def _from_bundle(self) -> tuple[list[str], dict[str, str] | None]:
-        if self.p.bundle is None:
-            return [], None
-        manifest = json.loads((Path(self.p.bundle) / "manifest.json").read_text())
-        recording = (manifest.get("preprocessing") or {}).get("recording") or {}
-        return list(manifest.get("labels") or []), recording.get("cues")
+    def _learn_labels(self, info: StreamInfo) -> None:
+        """Without `classes`, the decisions' channel names are the classes and their markers."""
+        if self.which is None and info.channels:
+            self.labels = list(info.channels)
+            self.which = cue_class({k: k for k in self.labels})
 
     def process(self, inputs: dict[str, Chunk]) -> None:
         (port, chunk), = inputs.items()
+        if port == "probs":
+            self._learn_labels(chunk.info)
         for stamp, row in zip(chunk.timestamps[-len(chunk.data):], chunk.data):
             self.pending[port][round(float(stamp), 6)] = row
         for stamp in sorted(set(self.pending["probs"]) & set(self.pending["cues"])):
@@ -84,7 +80,7 @@ class Score(Node):
         return None
 
     def _score(self, stamp: float, probs: np.ndarray, marker: str) -> None:
-        true = self.which(marker)
+        true = self.which(marker) if self.which else None
         predicted = int(np.argmax(probs))
         if true is None:
             self.unlabelled += 1
