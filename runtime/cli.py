@@ -163,7 +163,7 @@ def _starting(report: Optional[Path] = None, pipeline: str = ""):
     try:
         yield
     except KeyboardInterrupt:
-        _not_started(report, pipeline, "stopped (Ctrl-C) during start-up: nothing ran", 130)
+        _not_started(report, pipeline, "stopped during start-up (Ctrl-C): nothing ran", 130)
 
 
 def _not_started(report: Optional[Path], pipeline: str, why: str, code: int) -> None:

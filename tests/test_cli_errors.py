@@ -117,6 +117,19 @@ def test_a_malformed_set_value_is_one_line_not_a_traceback():
     assert "'[8,30' is not valid YAML" in one_line(result.stderr)
 
 
+def test_a_run_that_cannot_start_still_writes_its_report_and_lists_the_streams(uid, tmp_path):
+    report = tmp_path / "r.json"
+    result = edgert("run", "bandpass", "--set", f"source.name=missing-{uid}", "--set",
+                    "source.wait=1", "--report", report)
+    assert result.returncode == 1
+    saved = json.loads(report.read_text())
+    assert saved["started"] is False and f"missing-{uid}" in saved["error"]
+    assert saved["shortfalls"] == [saved["error"]]
+    assert ("streams there:" in saved["error"] or "no LSL stream is on the network"
+            in saved["error"])
+    assert "--set source.name=NAME" in one_line(result.stderr)
+
+
 def test_ctrl_c_during_start_up_says_so(uid):
     child = subprocess.Popen(["edgert", "run", "bandpass", "--set", f"source.name=late-{uid}",
                               "--set", "source.wait=60"], stdout=subprocess.PIPE,
