@@ -98,8 +98,9 @@ def _write_json(path: Optional[Path], payload: dict, figures=None) -> None:
 def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
              quiet: bool = False) -> None:
     """Show a started pipeline's live table (refreshed twice a second), and `status()` under
-    it, until duration, Ctrl-C, or the pipeline stops itself. The caller stops it: a demo
-    stops its clients first, so no reader sees its stream vanish."""
+    it, until duration, Ctrl-C, or the pipeline stops itself; piped or logged, a plain line
+    every few seconds instead. The caller stops it: a demo stops its clients first, so no
+    reader sees its stream vanish."""
     from rich.console import Group
 
     def view():
@@ -109,6 +110,8 @@ def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
     end = None if duration is None else time.monotonic() + duration
     global interrupted
     try:
+        if not console.is_terminal:
+            return _log_live(pipeline, end, status, quiet)
         with Live(view(), console=console, refresh_per_second=2, transient=True,
                   auto_refresh=False) as live:
             while (end is None or time.monotonic() < end) and not pipeline.fatal:
@@ -118,6 +121,26 @@ def run_live(pipeline: Pipeline, duration: Optional[float], status=None,
     except KeyboardInterrupt:
         interrupted = True
         console.print("stopping (Ctrl-C): the report follows; exit code 130")
+
+
+def _log_live(pipeline: Pipeline, end: Optional[float], status, quiet: bool) -> None:
+    """`run_live` where output is not a terminal: one line per EVERY_S seconds."""
+    from edgert.runtime.progress import EVERY_S
+
+    start = last = time.monotonic()
+    while (end is None or time.monotonic() < end) and not pipeline.fatal:
+        time.sleep(min(0.5, max(0.0, end - time.monotonic())) if end else 0.5)
+        if quiet or time.monotonic() - last < EVERY_S:
+            continue
+        last = time.monotonic()
+        report = pipeline.report()
+        e2e = report["end_to_end"]
+        left = f", {end - last:.0f} s left" if end else ""
+        line = (f"{last - start:.0f} s{left}: {e2e['count']} outputs, end-to-end p50 "
+                f"{e2e['p50_ms']:.1f} ms, dropped {report['dropped']}")
+        line += "".join(f", {name} online accuracy {n['correct']}/{n['scored']}"
+                        for name, n in report["nodes"].items() if n.get("scored"))
+        console.print(line + (f"; {status()}" if status else ""), markup=False, soft_wrap=True)
 
 
 interrupted = False  # Ctrl-C ended the run: the report is still printed and saved, exit 130
