@@ -360,13 +360,14 @@ def train(
 
 
 def live_command(pipeline: str, bundle: Path) -> str:
-    """`edgert run` for a bundle: one --set where the bundle carries the pipeline's other
-    settings (the recording's cue stream, markers, channels), else one per bundle node."""
+    """`edgert run` for a bundle: one --set (the last bundle node's) where the bundle carries
+    the pipeline's other settings (the recording's cue stream, markers, channels), else one
+    per bundle node."""
     nodes = pipelines.bundle_nodes(pipeline)
     manifest = json.loads((Path(bundle) / "manifest.json").read_text())
     carried = ((manifest.get("preprocessing") or {}).get("pipeline") or {}).get(pipeline, {})
-    if all(f"{n}.bundle" in carried for n in nodes[1:]):
-        nodes = nodes[:1]
+    if all(f"{n}.bundle" in carried for n in nodes[:-1]):
+        nodes = nodes[-1:]
     return f"edgert run {pipeline} " + " ".join(f"--set {n}.bundle={bundle}" for n in nodes)
 
 

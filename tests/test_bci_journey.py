@@ -25,7 +25,7 @@ def test_record_train_run_live_and_read_the_online_accuracy(shared_data, tmp_pat
     assert "read 180 trials in 3 file(s), 16 channels at 256 Hz" in log
     assert "cues from stream 'UnityMarkerStream'" in log
     bundle = tmp_path / "model" / "bundle"
-    assert f"run it live: edgert run bci --set decoder.bundle={bundle}" in log
+    assert f"run it live: edgert run bci --set adapt.bundle={bundle}" in log
     replay = subprocess.Popen(["edgert", "replay", shared_data / RUNS[3], "--speed", "4"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -51,20 +51,24 @@ def test_train_on_xdf_writes_a_bundle_of_the_recordings_channels(subset_bundle):
     assert pre["channels"] == list(SUBSET) and pre["rate_hz"] == synth.RATE
     assert manifest["inputs"][0]["shape"] == ["batch", 8, 750]
     assert manifest["labels"] == list(CUES)
-    assert f"--set decoder.bundle={bundle}" in one_line(stdout)
-    assert f"--set adapt.bundle={bundle}" in one_line(stdout)
+    assert f"run it live: edgert run bci --set adapt.bundle={bundle}" in one_line(stdout)
+    carried = manifest["preprocessing"]["pipeline"]["bci"]
+    assert carried["eeg.channels"] == list(SUBSET) and carried["eeg.name"] == "amp"
+    assert carried["markers.name"] == "amp-cues" and carried["score.classes"] == CUES
     assert edgert("verify", bundle).returncode == 0
 
 
 def _decode(bundle, uid, extra=(), trials=2):
     """The shipped bci pipeline on the 22-channel demo user, with `bundle`; the probabilities
-    a ZeroMQ subscriber received, and the pipeline."""
+    a ZeroMQ subscriber received, and the pipeline. The demo user's cues are the class names,
+    not the recording's markers the bundle carries: those settings are cleared."""
     streams, _ = recordings(f"own-{uid}", trials, 0)
     endpoint = free_endpoint()
     sets = [f"eeg.name=own-{uid}-eeg", f"markers.name=own-{uid}-markers",
             f"decoder.bundle={bundle}", f"adapt.bundle={bundle}",
             f"probs_lsl.name=own-{uid}-probs", f"prior_lsl.name=own-{uid}-prior",
-            f"probs_zmq.endpoint={endpoint}", *extra]
+            f"probs_zmq.endpoint={endpoint}", "epoch.pattern=null", "score.classes=null",
+            *extra]
     pipe = Pipeline.from_yaml(pipelines.find("bci"), sets)
     received = run_session(pipe, streams, endpoint, trials, speed=2.0, timeout=30)
     return received, pipe
@@ -72,7 +76,7 @@ def _decode(bundle, uid, extra=(), trials=2):
 
 def test_a_stream_with_other_channels_stops_the_run_saying_which(subset_bundle, uid):
     bundle, _ = subset_bundle
-    received, pipe = _decode(bundle, uid)
+    received, pipe = _decode(bundle, uid, ["eeg.channels=null"])
     fatal = pipe.scheduler.fatal or ""
     assert received == [] and "node 'decoder'" in fatal, fatal
     assert "trained on 8 channels" in fatal and "has 22" in fatal
@@ -80,8 +84,9 @@ def test_a_stream_with_other_channels_stops_the_run_saying_which(subset_bundle, 
 
 
 def test_the_source_picks_the_bundles_channels_and_the_trials_decode(subset_bundle, uid):
+    """The bundle's channels are picked from the 22 the stream has without being asked."""
     bundle, _ = subset_bundle
-    received, pipe = _decode(bundle, uid, [f"eeg.channels=[{','.join(SUBSET)}]"])
+    received, pipe = _decode(bundle, uid)
     assert pipe.scheduler.fatal is None
     assert len(received) == 2 and np.allclose(np.concatenate(received).sum(1), 1, atol=1e-5)
 

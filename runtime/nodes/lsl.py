@@ -67,8 +67,8 @@ class LSLInlet(Source):
                 return
         raise LookupError(f"no LSL stream matches {self.inlet.describe()} after {p.wait:g} s; "
                           f"{there()}: start its source, pick one with --set "
-                          f"{self.name}.name=NAME (or .type=TYPE), or wait longer with --set "
-                          f"{self.name}.wait=SECONDS")
+                          f"{self.name}.name=NAME (or .type=TYPE; `edgert streams` lists "
+                          f"them), or wait longer with --set {self.name}.wait=SECONDS")
 
     def read(self, timeout: float) -> Chunk | None:
         chunk = self.inlet.pull(timeout)
