@@ -122,6 +122,9 @@ def test_evaluate_leaves_one_subject_out_on_physionet_subjects(tmp_path):
 
 
 def test_evaluate_leaves_one_run_out_on_one_subjects_runs(tmp_path):
+    """Two PhysioNet-format runs of 20 trials: a decoder trained on 16 of them once put every
+    held-out trial in one class (chance) while BN re-estimation scored them all; its
+    batch-norm statistics now come from its final weights, and it trains enough steps."""
     files = [write_physionet(tmp_path / f"S001R{r:02d}.edf", 311, i, 20)
              for i, r in enumerate((4, 8))]
     out = tmp_path / "r.json"
@@ -130,6 +133,11 @@ def test_evaluate_leaves_one_run_out_on_one_subjects_runs(tmp_path):
     saved = json.loads(out.read_text())
     assert saved["protocols"] == ["leave_one_out"]
     assert saved["data"]["held_out"] == [str(files[1])] and saved["data"]["subjects"] is None
+    results, chance = saved["results"], saved["data"]["chance_accuracy"]
+    for variant in ("no_adaptation", "euclidean_alignment", "btta_dg"):
+        assert results[variant]["accuracy"] >= max(0.8, results["bn_adapt"]["accuracy"] - 0.1)
+    assert results["no_adaptation"]["accuracy"] > chance + 0.2
+    assert max(saved["diagnostics"][str(files[1])]["prior_shares"]) < 0.9
 
 
 def test_a_folder_of_subject_folders_is_left_out_subject_by_subject(tmp_path):
