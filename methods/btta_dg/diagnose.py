@@ -26,9 +26,11 @@ def shares(pred: np.ndarray, classes: int) -> list[float]:
 
 
 def diagnose(source: SourceStats, probs: np.ndarray, y: np.ndarray, tempering: float,
-             warmup: int) -> dict:
+             warmup: int, holdout_accuracy: float | None = None) -> dict:
     """Diagnostics of one held-out session: `probs` (trials, steps, classes) are the decoder's
-    outputs on its aligned trials, `y` the true classes (used only here, never to adapt)."""
+    outputs on its aligned trials, `y` the true classes (used only here, never to adapt);
+    `holdout_accuracy` is the decoder's on the source trials it was not fitted on (it tells
+    a decoder that learnt nothing from one that does not carry over)."""
     classes = probs.shape[-1]
     x, prior = features(probs, source.features)
     adapter = BayesianAdapter(source, tempering, warmup)
@@ -38,6 +40,8 @@ def diagnose(source: SourceStats, probs: np.ndarray, y: np.ndarray, tempering: f
     within = np.mean([np.cov(x[y == k].T) for k in range(classes) if np.sum(y == k) > 1], 0)
     distance = lambda m: np.linalg.norm(m - target, axis=1)[present].round(3).tolist()  # noqa: E731
     return {
+        "source_holdout_accuracy": None if holdout_accuracy is None else
+        round(holdout_accuracy, 4),
         "source_separation": round(separation(source.means, source.covs.mean(0)), 4),
         "target_separation": round(separation(target[present], within), 4),
         "concentration_source": round(float(source.means.sum(1).mean()), 3),

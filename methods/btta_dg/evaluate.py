@@ -205,7 +205,8 @@ def leave_one_out(trials: list[tuple[np.ndarray, np.ndarray]], rate: float,
         runs.append((online(models, xt, cfg), yt))
         diagnostics.append(diagnose(models.aligned.source,
                                     predict(models.aligned.model, aligned_online(xt)), yt,
-                                    cfg.tempering, cfg.warmup))
+                                    cfg.tempering, cfg.warmup,
+                                    models.aligned.meta["holdout_accuracy"]))
         progress.advance(task)
     return _score(runs), models, diagnostics
 

@@ -153,8 +153,9 @@ def train_source(x: np.ndarray, y: np.ndarray, rate: float, labels: tuple[str, .
                 "training the conv ablation")
     probs = predict(model, x[held])
     sources = {kind: source_stats(probs, y[held], kind) for kind in FEATURES}
-    return Trained(model, sources, labels, dict(meta or {}, rate=rate, epochs=epochs, seed=seed),
-                   x[held[:8]])
+    accuracy = float(np.mean(probs.mean(1).argmax(1) == y[held]))  # source trials not fitted
+    return Trained(model, sources, labels, dict(meta or {}, rate=rate, epochs=epochs, seed=seed,
+                                                holdout_accuracy=accuracy), x[held[:8]])
 
 
 def population(subjects: list[int], trials: int, sessions: int = 2, shift: float = 1.0,
