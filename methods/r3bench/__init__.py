@@ -6,5 +6,4 @@ from edgert.methods.base import Method, lazy
 JOB = "edgert.methods.r3bench.job"
 METHOD = Method(name="r3bench", kind="batch", run=lazy(f"{JOB}:run"),
                 grid=lazy(f"{JOB}:grid"), config=lazy(f"{JOB}:Config"),
-                figures=lazy("edgert.methods.r3bench.figures:draw"),
                 extra="batch", requires=("transformers", "trl", "peft", "datasets"))
