@@ -157,7 +157,8 @@ def _score(runs: list[tuple[dict, np.ndarray]]) -> dict[str, dict[str, float]]:
 
 def loso(cfg: Config, progress: Progress) -> dict:
     subjects = list(range(1, cfg.subjects + 1))
-    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift)
+    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift,
+                              progress=progress)
     runs = []
     task = progress.add_task("leave-one-user-out folds", total=len(subjects))
     for held in subjects:
@@ -174,7 +175,8 @@ def loso(cfg: Config, progress: Progress) -> dict:
 
 def cross_session(cfg: Config, progress: Progress) -> tuple[dict, Models]:
     subjects = list(range(1, cfg.subjects + 1))
-    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift)
+    x, y, groups = population(subjects, cfg.trials_per_session, shift=cfg.shift,
+                              progress=progress)
     first = groups % 100 == 0
     models = Models(epoch(x[first]), y[first], groups[first], synth.RATE, synth.LABELS, cfg,
                     progress)

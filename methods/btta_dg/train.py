@@ -164,14 +164,14 @@ def population(subjects: list[int], trials: int, sessions: int = 2, shift: float
     xs, ys, groups = [], [], []
     task = progress.add_task("simulating users", total=len(subjects)) if progress else None
     for s in subjects:
-        if progress:
-            progress.advance(task)
         subject = synth.make_subject(s, shift)
         for k in range(sessions):
             x, y = synth.trials(subject, synth.make_session(subject, k, shift), trials, seed=k)
             xs.append(x)
             ys.append(y)
             groups.append(np.full(len(y), s * 100 + k))
+        if progress:
+            progress.advance(task)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(groups)
 
 
