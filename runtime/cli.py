@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from edgert import pipelines
 from edgert.runtime.console import report_table
+from edgert.runtime.progress import Heartbeat
 from edgert.runtime.spec import PipelineError
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def main(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=errors, show_path=False)])
     logging.getLogger("numexpr").setLevel(logging.WARNING)  # "defaulting to 2 threads"
+    Heartbeat(f"edgert {ctx.invoked_subcommand}").install()
     if ctx.invoked_subcommand != "doctor":
         _need_liblsl()
 

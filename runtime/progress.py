@@ -4,6 +4,7 @@ what is happening, how far it is and how long is left."""
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -101,3 +102,44 @@ def progress_bar(*columns, **kw) -> Progress | Lines:
     if console.is_terminal:
         return Progress(*columns, **kw)
     return Lines()
+
+
+SILENCE_S = 10.0  # the longest a piped command may say nothing
+
+
+class _Watched:
+    """A text stream that notes when it was last written to."""
+
+    def __init__(self, stream, beat: "Heartbeat"):
+        self.stream, self.beat = stream, beat
+
+    def write(self, text: str) -> int:
+        self.beat.last = time.monotonic()
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+class Heartbeat:
+    """Where stderr is not a terminal, a line on stderr after every SILENCE_S seconds in which
+    the command printed nothing (a step without a progress bar of its own: a simulation, a
+    library's fit), so a log never looks hung."""
+
+    def __init__(self, what: str):
+        self.what, self.start = what, time.monotonic()
+        self.last = self.start
+        self.stopped = threading.Event()
+
+    def install(self) -> None:
+        if sys.stderr.isatty():
+            return
+        sys.stdout, sys.stderr = _Watched(sys.stdout, self), _Watched(sys.stderr, self)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(1.0):
+            now = time.monotonic()
+            if now - self.last >= SILENCE_S:
+                sys.stderr.write(f"{self.what}: still working, {now - self.start:.0f} s\n")
+                sys.stderr.flush()

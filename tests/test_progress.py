@@ -29,3 +29,20 @@ def test_piped_progress_prints_plain_lines_with_what_how_far_and_time_left():
     slow = [line for line in lines if line.startswith("one slow step")]
     assert len(slow) >= 3, lines  # started, at least one timed line while it ran, done
     assert "\x1b[" not in out.stderr  # no terminal control codes in a log
+
+
+def test_a_silent_step_gets_a_still_working_line_when_piped():
+    code = textwrap.dedent("""
+        import time
+        from edgert.runtime import progress
+        progress.SILENCE_S = 1.0
+        progress.Heartbeat("edgert evaluate").install()
+        print("started", flush=True)
+        time.sleep(2.6)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "started\n"
+    beats = [line for line in out.stderr.splitlines() if "still working" in line]
+    assert 1 <= len(beats) <= 3 and beats[0].startswith("edgert evaluate: still working, ")
