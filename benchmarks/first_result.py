@@ -24,7 +24,7 @@ DURATION_S = {"bandpass": 5, "bci": 15, "car": 15, "robot": 10, "eeg2image": 10,
 
 def launch(args: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
     start = time.time()
-    done = subprocess.run([sys.executable, "-m", "edgert.runtime.cli", *args],
+    done = subprocess.run([sys.executable, "-m", "edgert.cli", *args],
                           capture_output=True, text=True, env=env, timeout=900)
     return start, done
 

@@ -29,6 +29,7 @@ from edgert.export.bundle import Bundle, ExportError
 from edgert.runtime.backends.ort import session_options
 from edgert.benchmarks.common import Steps, median_over, reference_in, summarize
 from edgert.benchmarks.model import bench_model, random_inputs
+from edgert.methods.cache import trained_checkpoint
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ def method_bundles(methods: list, root: Path, quick: bool,
     paths, skipped = [], {}
     for method in methods:
         steps.next(f"export {method.name} (fp32, fp16, int8)")
-        checkpoint = method.checkpoint()
+        checkpoint = trained_checkpoint(method.name)
         if checkpoint is None and quick:
             skipped[method.name] = {"skipped": f"no trained {method.name} model on this "
                                     f"machine; a full run trains one, or run `edgert demo` "

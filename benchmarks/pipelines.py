@@ -92,7 +92,7 @@ def is_source(ref: str) -> bool:
 
 def edgert_run(path: Path, overrides: list[str], report: Path, log: Path) -> subprocess.Popen:
     """`edgert run` in its own process (this interpreter, so the pid is the pipeline's)."""
-    command = [sys.executable, "-c", "from edgert.runtime.cli import app; app()", "run", str(path),
+    command = [sys.executable, "-c", "from edgert.cli.commands import app; app()", "run", str(path),
                "--report", str(report), "--quiet"]
     for item in overrides:
         command += ["--set", item]

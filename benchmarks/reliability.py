@@ -219,7 +219,7 @@ def recorder_killed(tmp: Path) -> dict:
     name = f"rec-{os.getpid()}-{time.monotonic_ns()}"
     source = _spawn("lsl", name, 0)
     path = tmp / "killed.xdf"
-    rec = subprocess.Popen([sys.executable, "-m", "edgert.runtime.cli", "record", str(path),
+    rec = subprocess.Popen([sys.executable, "-m", "edgert.cli", "record", str(path),
                             "-s", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(6)
     os.kill(rec.pid, signal.SIGKILL)

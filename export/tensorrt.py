@@ -210,14 +210,16 @@ def _network_flags(trt) -> int:
 
 @contextmanager
 def _progress(trt, config, show: bool, what: str) -> Iterator[None]:
-    """Rich progress bars fed by TensorRT's IProgressMonitor where this TensorRT has one."""
-    if not show or not hasattr(trt, "IProgressMonitor"):
+    """Rich progress bars fed by TensorRT's IProgressMonitor where this TensorRT has one and
+    the output is a terminal; else one line (the CLI says every 10 s that it still works)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    if not show or not hasattr(trt, "IProgressMonitor") or not Console().is_terminal:
         log.info("building the TensorRT engine for %s (minutes on a Jetson)", what)
         yield
         return
-    from edgert.runtime.progress import progress_bar
-
-    with progress_bar(transient=True) as bar:
+    with Progress(transient=True) as bar:
         monitor = _monitor(trt, bar)
         config.progress_monitor = monitor
         yield

@@ -1,1 +1,1 @@
-"""Method packages: one per paper, each plugged in through `edgert.methods.base.Method`."""
+"""Method packages: one per paper, each plugged in through `edgert.runtime.plugin.Method`."""

@@ -79,6 +79,13 @@ def cached_bundle(method: str, train: Callable[[Path], object],
     return bundle
 
 
+def trained_checkpoint(method: str) -> Path | None:
+    """This machine's trained checkpoint of `method` (what demos and `edgert bench` use), if
+    any."""
+    path = cache_folder(method) / CHECKPOINT
+    return path if path.exists() else None
+
+
 def status(method: str) -> str:
     """Which model `method`'s demos use on this machine, and where it is."""
     path = cache_folder(method) / CHECKPOINT

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.runtime.methods import find
 
 

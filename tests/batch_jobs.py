@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from edgert.methods.base import DataError, Method
+from edgert.runtime.plugin import DataError, Method
 
 
 class Config(BaseModel):

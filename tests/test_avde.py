@@ -30,7 +30,7 @@ from edgert.methods.avde.train import Config as TrainConfig
 from edgert.methods.avde.train import train_all
 from edgert.methods.avde.var import VAR, Step
 from edgert.methods.avde.vqvae import MultiScaleVQ
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.runtime.backends import open_backend
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.lsl import Inlet

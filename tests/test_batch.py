@@ -10,7 +10,7 @@ JOB = "batch_jobs:PI"
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-c", "from edgert.runtime.cli import app; app()", "batch",
+    return subprocess.run([sys.executable, "-c", "from edgert.cli.commands import app; app()", "batch",
                            *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from edgert import pipelines
 from edgert.methods.bolt import request
-from edgert.methods.base import Data
+from edgert.runtime.plugin import Data
 from edgert.methods.bolt.data import (TARGET, VQARow, as_rows, from_rows, generate, load_robo2vlm,
                                       split, write_robo2vlm)
 from edgert.methods.bolt.export import export
@@ -20,7 +20,7 @@ from edgert.methods.bolt.figures import figures
 from edgert.methods.bolt.export import cached_bundle
 from edgert.methods.bolt.policy import load
 from edgert.methods.bolt.train import Config, train
-from edgert.runtime.console import results_table
+from edgert.cli.console import results_table
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.zmq_link import Requester, free_endpoint
 

@@ -117,7 +117,7 @@ def test_the_cue_stream_is_chosen_by_what_it_holds_not_by_its_place(shared_data)
 
 
 def test_an_unknown_marker_or_stream_lists_the_string_streams_with_counts(shared_data):
-    from edgert.methods.base import DataError
+    from edgert.runtime.plugin import DataError
     from edgert.methods.btta_dg.data import read_xdf_mi
 
     path = shared_data / "eeg_mi" / "bciess_AG_MISwitch_run-001.xdf"
@@ -130,7 +130,7 @@ def test_an_unknown_marker_or_stream_lists_the_string_streams_with_counts(shared
 
 
 def test_labels_on_the_command_line_take_commas_patterns_and_a_mapping_file(tmp_path):
-    from edgert.runtime.cli import _labels
+    from edgert.cli.commands import _labels
 
     assert _labels(["left=switch,3,0,2,right=switch,3,1,2"]) == {
         "left": "switch,3,0,2", "right": "switch,3,1,2"}

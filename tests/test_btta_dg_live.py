@@ -17,7 +17,7 @@ from edgert.methods.btta_dg.evaluate import VARIANTS, Config, evaluate
 from edgert.methods.btta_dg.figures import figures
 from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.train import Trained, epoch, population, train_pair
-from edgert.runtime.console import results_table
+from edgert.cli.console import results_table
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.zmq_link import free_endpoint
 

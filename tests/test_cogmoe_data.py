@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.cogmoe.data import read_adabase, read_cl_drive
 
 

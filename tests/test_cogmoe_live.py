@@ -16,7 +16,7 @@ from edgert.methods.cogmoe.figures import figures
 from edgert.methods.cogmoe.export import OUTPUTS, cached_bundle
 from edgert.methods.cogmoe.simulate import LEVELS
 from edgert.methods.cogmoe.train import Trained, dataset, fit
-from edgert.runtime.console import results_table
+from edgert.cli.console import results_table
 from edgert.runtime.demo import Client
 from edgert.runtime.pipeline import Pipeline
 from edgert.streams.replay import Replay

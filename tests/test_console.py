@@ -1,7 +1,7 @@
 """How `evaluate` results read in an 80-column terminal."""
 from rich.console import Console
 
-from edgert.runtime.console import gaps_table, results_table
+from edgert.cli.console import gaps_table, results_table
 
 RESULT = {
     "method": "cogmoe",

@@ -13,7 +13,7 @@ pytest.importorskip("torch_geometric", reason="demol needs the batch extra")
 import torch  # noqa: E402
 from torch_geometric.loader import DataLoader  # noqa: E402
 
-from edgert.methods.base import DataError  # noqa: E402
+from edgert.runtime.plugin import DataError  # noqa: E402
 from edgert.methods.cache import recordings_folder  # noqa: E402
 from edgert.methods.demol.data import read_csv, scaffold_split  # noqa: E402
 from edgert.methods.demol.graphs import conformer, featurize, subsets  # noqa: E402

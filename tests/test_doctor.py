@@ -9,7 +9,7 @@ import pylsl
 
 
 def doctor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "edgert.runtime.cli", "doctor", *args],
+    return subprocess.run([sys.executable, "-m", "edgert.cli", "doctor", *args],
                           capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -43,7 +43,7 @@ def test_without_liblsl_the_doctor_says_how_to_install_it_and_fails(tmp_path):
     assert "conda install -c conda-forge liblsl" in found["liblsl"]["fix"]
     assert found["ONNX Runtime"]["status"] == "ok", "the other checks still run"
     assert "FAULT" in doctor(env=env).stdout
-    run = subprocess.run([sys.executable, "-m", "edgert.runtime.cli", "streams"], env=env,
+    run = subprocess.run([sys.executable, "-m", "edgert.cli", "streams"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert "liblsl cannot be loaded" in " ".join(run.stderr.split())
@@ -73,7 +73,7 @@ def test_an_lsl_outlet_listens_where_the_doctor_says_it_does(uid):
 
     import psutil
 
-    from edgert.runtime.doctor import lsl_ports
+    from edgert.cli.doctor import lsl_ports
     from edgert.streams.lsl_config import config_file
 
     outlet = pylsl.StreamOutlet(pylsl.StreamInfo(f"exposed-{uid}", "EEG", 1, 100, "float32",

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from edgert.runtime.cli import app
+from edgert.cli.commands import app
 from edgert.runtime.pipeline import Pipeline
 from edgert.runtime.quarantine import KEEP_BYTES
 from edgert.streams import Chunk, StreamInfo, local_clock, wire

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from edgert import pipelines
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.janusvln.baselines import VARIANTS, make_agent
 from edgert.methods.janusvln.data import read, read_r2r, write_r2r
 from edgert.methods.janusvln.demo import overrides

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("chgnet")
 pytest.importorskip("smact")
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 from edgert.methods.llema.data import GapProxy, read_gaps

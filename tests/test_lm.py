@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.lm.models import Endpoint, HFModel, open_lm, require
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer

@@ -141,7 +141,7 @@ def test_evaluate_leaves_one_run_out_on_one_subjects_runs(tmp_path):
 
 
 def test_a_folder_of_subject_folders_is_left_out_subject_by_subject(tmp_path):
-    from edgert.methods.base import Data
+    from edgert.runtime.plugin import Data
     from edgert.methods.btta_dg.data import subjects
 
     for user in ("anna", "ben", "cleo"):

@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("benchmarks", "devices", "export", "methods", "pipelines", "runtime", "streams")
+FOLDERS = ("benchmarks", "cli", "devices", "export", "methods", "pipelines", "runtime",
+           "streams")
 
 
 def ours(path: Path) -> bool:

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("rouge_score")
 pytest.importorskip("transformers")
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.lm.serve import serving
 from edgert.methods.lm.tiny import pretrain, save, tiny_gpt2, word_tokenizer
 from edgert.methods.sci2pol.data import read_bench

@@ -9,7 +9,7 @@ import pytest
 from edgert.runtime import spec as specs
 from edgert.runtime.nodes.epoch import Epoch
 from edgert.runtime.nodes.score import Score, cue_class, cue_pattern
-from edgert.runtime.console import report_table
+from edgert.cli.console import report_table
 from edgert.streams import Chunk, StreamInfo
 
 SIGNAL = StreamInfo(name="eeg", type="EEG", channels=("a",), rate=100.0)

@@ -14,7 +14,7 @@ import torch  # noqa: E402
 from rdkit import Chem  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
-from edgert.methods.base import DataError  # noqa: E402
+from edgert.runtime.plugin import DataError  # noqa: E402
 from edgert.methods.cache import recordings_folder  # noqa: E402
 from edgert.methods.sigmadock import so3  # noqa: E402
 from edgert.methods.sigmadock.complexes import load, load_all  # noqa: E402

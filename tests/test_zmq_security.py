@@ -121,7 +121,7 @@ nodes:
     params: {{endpoint: "{out}", pattern: push}}
 """)
     report = tmp_path / "report.json"
-    run = subprocess.Popen([sys.executable, "-m", "edgert.runtime.cli", "run", str(spec),
+    run = subprocess.Popen([sys.executable, "-m", "edgert.cli", "run", str(spec),
                             "--duration", "7", "--report", str(report), "--quiet"],
                            stderr=subprocess.PIPE, text=True)
     endpoint = f"tcp://127.0.0.1:{port}"

@@ -7,7 +7,7 @@ multi-scale VQ-VAE (vqvae.py, var.py) draws the image coarse to fine from the EE
 small model trained by this package (train.py) on the shared real EEG, simulated viewers
 (simulate.py) and procedural images (images.py); data.py reads THINGS-EEG2 in its own layout.
 """
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 METHOD = Method(name="avde", kind="stream", train=lazy("edgert.methods.avde.train:train"),
                 export=lazy("edgert.methods.avde.export:export"),

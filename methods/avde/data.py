@@ -19,7 +19,7 @@ from scipy import signal
 from edgert.methods.avde import images as image_set
 from edgert.methods.avde import simulate
 from edgert.methods.avde.model import PATCH
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.cache import recordings_folder
 from edgert.methods.unpickle import ArraysOnly
 

@@ -31,7 +31,7 @@ from edgert.methods.avde.data import RATE, Viewing, read, simulated, ssvep_trial
 from edgert.methods.avde.generate import Generator, Sampling
 from edgert.methods.avde.model import LaBraM, electrode_index
 from edgert.methods.avde.node import encode_png
-from edgert.methods.base import Data
+from edgert.runtime.plugin import Data
 from edgert.runtime.progress import progress_bar
 
 VARIANTS = ("avde", "no_pretraining", "mse_only", "retrieval_only", "diffusion")

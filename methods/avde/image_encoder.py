@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 
 
 class ImageEmbedder(Protocol):

@@ -29,7 +29,7 @@ from edgert.methods.avde.model import (EEGToImage, LaBraM, Tokenizer, alignment_
                                        electrode_index, masked_modelling_loss)
 from edgert.methods.avde.var import VAR, train_var
 from edgert.methods.avde.vqvae import MultiScaleVQ, train_vq
-from edgert.methods.base import Data, own_out
+from edgert.runtime.plugin import Data, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.export.checkpoint import load_checkpoint
 from edgert.runtime.progress import progress_bar

@@ -9,7 +9,7 @@ temperatures; actions.py, router.py and policy.py are the test-time part; node.p
 over ZeroMQ. data.py also reads Robo2VLM-1's parquet rows: `edgert train|evaluate bolt --data
 FILE.parquet` trains and tests on them.
 """
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 METHOD = Method(name="bolt", kind="stream", train=lazy("edgert.methods.bolt.train:train"),
                 export=lazy("edgert.methods.bolt.export:export"),

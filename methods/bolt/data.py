@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.bolt.questions import SIMULATED, Asked, Question, Text, ask
 from edgert.methods.bolt.scene import (ARROWS, BASE, COLORS, HIGH, LETTERS, PLACES, Frame, episode,
                                 frame, view)

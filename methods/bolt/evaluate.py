@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from edgert.devices.placement import measure_peak_memory
-from edgert.methods.base import Data
+from edgert.runtime.plugin import Data
 from edgert.methods.bolt import policy
 from edgert.methods.bolt.actions import ACTIONS
 from edgert.methods.bolt.data import option_mask, views

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from rich.progress import Progress
 from scipy.optimize import minimize_scalar
 
-from edgert.methods.base import Data, DataError, own_out
+from edgert.runtime.plugin import Data, DataError, own_out
 from edgert.methods.bolt import policy
 from edgert.methods.bolt.data import (BROAD, TARGET, UNSEEN, QASet, from_rows, generate,
                                       load_robo2vlm, split, views)

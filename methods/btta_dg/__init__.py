@@ -6,7 +6,7 @@ trial without gradients. The "pretrained" decoder is a small model trained here 
 users (synth.py); data.py reads real recordings (bci-essentials XDF, BCI IV 2a GDF, PhysioNet
 EDF) for training on real data.
 """
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 METHOD = Method(name="btta_dg", kind="stream", train=lazy("edgert.methods.btta_dg.train:train"),
                 export=lazy("edgert.methods.btta_dg.export:export"),

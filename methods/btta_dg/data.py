@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from scipy import signal
 
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.runtime.nodes.score import cue_class
 from edgert.streams.xdf_read import read_xdf
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from edgert import pipelines
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.export import cached_bundle
 from edgert.methods.btta_dg.figures import block_accuracy

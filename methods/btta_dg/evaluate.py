@@ -29,7 +29,7 @@ from edgert.methods.btta_dg.baselines import BNAdapt, Tent, TTime
 from edgert.methods.btta_dg.bayes import BayesianAdapter
 from edgert.methods.btta_dg.diagnose import diagnose
 from edgert.methods.btta_dg.references import REFERENCES, fit as fit_reference, probabilities
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.btta_dg.data import read, read_bciess_mi, subjects
 from edgert.methods.btta_dg.train import (EPOCH, Trained, epoch, population, predict,
                                           recorded_trials, train_source)

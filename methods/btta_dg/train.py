@@ -17,7 +17,7 @@ from scipy import signal
 from rich.progress import Progress
 from torch import nn
 
-from edgert.methods.base import Data, DataError, own_out
+from edgert.runtime.plugin import Data, DataError, own_out
 from edgert.methods.btta_dg import synth
 from edgert.methods.btta_dg.data import Continuous, read
 from edgert.methods.btta_dg.align import align_offline

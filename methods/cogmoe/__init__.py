@@ -6,7 +6,7 @@ feed-forward blocks are three experts under a gate that sees the quality, traine
 CORTEX loss (train.py) on simulated drives (simulate.py). The "pretrained" model is trained
 here; data.py reads CL-Drive and ADABase in their own layouts.
 """
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 METHOD = Method(name="cogmoe", kind="stream", train=lazy("edgert.methods.cogmoe.train:train"),
                 export=lazy("edgert.methods.cogmoe.export:export"),

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.cogmoe.simulate import CHANNELS, MODALITIES, RATES, Drive
 from edgert.methods.unpickle import arrays_only
 

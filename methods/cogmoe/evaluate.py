@@ -23,7 +23,7 @@ from edgert.methods.cogmoe import features as feats
 from edgert.methods.cogmoe.model import EXPERTS
 from edgert.methods.cogmoe.physio import physio_checks
 from edgert.methods.cogmoe.simulate import LEVELS, MODALITIES
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.cogmoe.data import load
 from edgert.methods.cogmoe.train import (TRAIN_HOP_S, Dataset, concatenate, dataset, fit_alone,
                                          in_parallel, predict, recorded_dataset)

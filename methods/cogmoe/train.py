@@ -21,7 +21,7 @@ import torch
 from rich.progress import Progress
 from torch import nn
 
-from edgert.methods.base import Data, DataError, own_out
+from edgert.runtime.plugin import Data, DataError, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.cogmoe import features as feats
 from edgert.methods.cogmoe.data import load

@@ -2,7 +2,7 @@
 similarity Q = Z^T Z (linear and non-negative codes), against gradient descent on activities,
 with identifiability of tunings and modular vs mixed codes as source geometry changes (a batch
 job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.convex_coding.job"
 METHOD = Method(name="convex_coding", kind="batch", run=lazy(f"{JOB}:run"),

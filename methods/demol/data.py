@@ -18,7 +18,7 @@ import numpy as np
 from rdkit import Chem
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.cache import recordings_folder
 
 HARTREE_EV = 27.211386

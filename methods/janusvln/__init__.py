@@ -8,7 +8,7 @@ STOP (train.py: teacher forcing, then DAgger). No VGGT or Qwen weights can be do
 here: both encoders are small models pretrained by this package in procedural houses
 (simulate.py, env.py); data.py reads VLN-CE R2R episode files.
 """
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 METHOD = Method(name="janusvln", kind="stream", train=lazy("edgert.methods.janusvln.train:train"),
                 export=lazy("edgert.methods.janusvln.export:export"),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgert.methods.base import Data, DataError
+from edgert.runtime.plugin import Data, DataError
 from edgert.methods.janusvln.episodes import Episode, distance_field, follow
 from edgert.methods.janusvln.simulate import make_house
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from edgert.methods.base import Data
+from edgert.runtime.plugin import Data
 from edgert.methods.janusvln import train as training
 from edgert.methods.janusvln.baselines import VARIANTS
 from edgert.methods.janusvln.data import read

@@ -19,7 +19,7 @@ from torch import nn
 from pydantic import BaseModel, Field
 from rich.progress import Progress
 
-from edgert.methods.base import Data, own_out
+from edgert.runtime.plugin import Data, own_out
 from edgert.methods.cache import CHECKPOINT, cache_folder
 from edgert.methods.janusvln.data import read
 from edgert.methods.janusvln.baselines import make_agent

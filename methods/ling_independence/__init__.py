@@ -1,6 +1,6 @@
 """ling_independence: an independence test for linear non-Gaussian data (conditional mean and
 variance, both directions, permutation null) against HSIC and KCI, and inside PC (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.ling_independence.job"
 METHOD = Method(name="ling_independence", kind="batch", run=lazy(f"{JOB}:run"),

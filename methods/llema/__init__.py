@@ -2,7 +2,7 @@
 one LM interface) suggests crystals for a task's constraints, a surrogate oracle (CHGNet
 energies, a band-gap proxy fitted on measured gaps) scores them, and success and failure
 memories steer the next generation (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.llema.job"
 METHOD = Method(name="llema", kind="batch", run=lazy(f"{JOB}:run"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from pymatgen.core import Composition, Element
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 
 GAPS = "materials/expt_bandgaps/expt-non-metals.csv"  # under the shared data folder
 

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import torch
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 
 
 def quiet() -> None:

@@ -2,7 +2,7 @@
 prompts) and a parameter head (a hypernetwork emitting LoRA weights) for a frozen small LM,
 trained jointly with a supervised loss on the best prompt, against prompt-only, LoRA-only
 and sequential tuning (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.metatuner.job"
 METHOD = Method(name="metatuner", kind="batch", run=lazy(f"{JOB}:run"),

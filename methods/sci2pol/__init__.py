@@ -2,7 +2,7 @@
 understanding, summarization, generation, verification), with multiple-choice and open-ended
 scoring (exact match, F1, ROUGE, MiniLM similarity, a judge), on a synthetic paper/brief
 corpus with controlled corruptions (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.sci2pol.job"
 METHOD = Method(name="sci2pol", kind="batch", run=lazy(f"{JOB}:run"),

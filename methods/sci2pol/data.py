@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.sci2pol.tasks import Task, build_empty
 
 LETTER = re.compile(r"(?:^|\s)\(?([A-H])[).:]\s")

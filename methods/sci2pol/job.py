@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from sklearn.metrics import f1_score
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.lm.models import require
 from edgert.methods.sci2pol.data import read_bench
 from edgert.methods.sci2pol.judge import FactChecker, LMJudge

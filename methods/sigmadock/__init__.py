@@ -1,7 +1,7 @@
 """sigmadock: docking as SE(3) diffusion of rigid ligand fragments (cut at rotatable bonds)
 in the pocket, with an e3nn score network and bond closure at the cuts, against atom-level
 diffusion of equal size and AutoDock Vina, judged by PoseBusters (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.sigmadock.job"
 METHOD = Method(name="sigmadock", kind="batch", run=lazy(f"{JOB}:run"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from rdkit import Chem
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.cache import recordings_folder
 
 POCKET_ELEMENTS = ("C", "N", "O", "S")   # anything else: "other"

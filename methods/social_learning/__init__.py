@@ -2,7 +2,7 @@
 executable world models, from their own experience and from language advice left by the
 agent before them (a speaker model scores advice against each rule), over generations of
 iterated learning (a batch job)."""
-from edgert.methods.base import Method, lazy
+from edgert.runtime.plugin import Method, lazy
 
 JOB = "edgert.methods.social_learning.job"
 METHOD = Method(name="social_learning", kind="batch", run=lazy(f"{JOB}:run"),

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from edgert.methods.base import DataError
+from edgert.runtime.plugin import DataError
 from edgert.methods.lm.models import require
 from edgert.methods.social_learning.agents import Learner, act
 from edgert.methods.social_learning.games import EFFECTS, GAMES, Game, step

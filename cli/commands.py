@@ -20,7 +20,7 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from edgert import pipelines
-from edgert.runtime.console import report_table
+from edgert.cli.console import report_table
 from edgert.runtime.progress import Heartbeat
 from edgert.runtime.spec import PipelineError
 
@@ -64,7 +64,7 @@ def main(
 
 def _need_liblsl() -> None:
     """Every command but `doctor` runs on LSL: without liblsl, say so and how to fix it."""
-    from edgert.runtime.doctor import liblsl
+    from edgert.cli.doctor import liblsl
 
     found = liblsl()
     if found.status == "fault":
@@ -262,7 +262,7 @@ def _recordings(found, given: list[str], fmt: Optional[str], labels: list[str],
                 markers: Optional[str] = None):
     """`--data`, `--format`, `--labels` and `--markers` as the method's `Data`, checked
     before any work."""
-    from edgert.methods.base import Data
+    from edgert.runtime.plugin import Data
 
     if not given:
         if fmt or labels or markers:
@@ -318,7 +318,7 @@ def _labels(items: list[str]) -> dict[str, str]:
 def _with_data(call, data):
     """Run a method's train, evaluate or demo; a recording or model it cannot use is the
     user's to fix."""
-    from edgert.methods.base import DataError
+    from edgert.runtime.plugin import DataError
 
     try:
         return call() if data is None else call(data=data)
@@ -388,7 +388,7 @@ def evaluate(
 ) -> None:
     """Evaluate a method against its baselines and ablations; print them, save the JSON, then
     draw its figures beside it."""
-    from edgert.runtime.console import gaps_table, results_table
+    from edgert.cli.console import gaps_table, results_table
 
     found = _method(method)
     recorded = _recordings(found, _data_args(ctx, data), format_, labels, markers)
@@ -642,7 +642,7 @@ def doctor(
     from rich.table import Table
 
     from edgert.runtime import spec as specs
-    from edgert.runtime.doctor import checks, listeners, machine
+    from edgert.cli.doctor import checks, listeners, machine
 
     found = checks()
     if pipeline is not None:

@@ -172,6 +172,7 @@ def device_profile() -> Finding:
 def methods() -> list[Finding]:
     """Per installed method: its extra present or not, and which model its demos use here
     (the model cache)."""
+    from edgert.methods.cache import status as model_status
     from edgert.runtime.methods import installed
 
     found = []
@@ -187,7 +188,7 @@ def methods() -> list[Finding]:
             found.append(Finding(f"method {name}", "note", f"needs {', '.join(missing)}",
                                  method.install_hint()))
         elif method.kind == "stream":
-            found.append(Finding(f"method {name}", "ok", f"model: {method.model_status()}"))
+            found.append(Finding(f"method {name}", "ok", f"model: {model_status(name)}"))
         else:
             found.append(Finding(f"method {name}", "ok", "ready"))
     return found

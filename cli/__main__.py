@@ -1,0 +1,4 @@
+"""`python -m edgert.cli`: the `edgert` command."""
+from edgert.cli.commands import app
+
+app()
