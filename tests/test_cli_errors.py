@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from edgert.runtime import cli
+from edgert.cli import commands as cli
 from edgert.streams import Chunk, StreamInfo, local_clock
 from edgert.streams.lsl import SURVEY_S, Inlet, Outlet
 
