@@ -57,7 +57,9 @@ def main(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=errors, show_path=False)])
     logging.getLogger("numexpr").setLevel(logging.WARNING)  # "defaulting to 2 threads"
-    Heartbeat(f"edgert {ctx.invoked_subcommand}").install()
+    beat = Heartbeat(f"edgert {ctx.invoked_subcommand}")
+    beat.install()
+    ctx.call_on_close(beat.stop)
     if ctx.invoked_subcommand != "doctor":
         _need_liblsl()
 

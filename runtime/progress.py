@@ -134,8 +134,15 @@ class Heartbeat:
     def install(self) -> None:
         if sys.stderr.isatty():
             return
+        self.streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _Watched(sys.stdout, self), _Watched(sys.stderr, self)
         threading.Thread(target=self._run, daemon=True).start()
+
+    def stop(self) -> None:
+        """Stop beating and give the streams back (a command run in-process ends)."""
+        self.stopped.set()
+        if isinstance(sys.stdout, _Watched) and sys.stdout.beat is self:
+            sys.stdout, sys.stderr = self.streams
 
     def _run(self) -> None:
         while not self.stopped.wait(1.0):

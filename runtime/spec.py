@@ -132,7 +132,9 @@ def carried(raw: dict, overrides: list[str]) -> list[str]:
     (manifest `preprocessing.pipeline.<pipeline name>`: what training learnt about the
     recording, e.g. the cue stream, the cue markers, the channels), for the fields the user
     did not set; `{bundle}` in a value is that bundle's folder."""
-    names = {n.get("name") for n in raw.get("nodes") or [] if isinstance(n, dict)}
+    listed = raw.get("nodes")
+    names = {n.get("name") for n in listed if isinstance(n, dict)} \
+        if isinstance(listed, list) else set()
     given = {item.partition("=")[0] for item in overrides}
     out = []
     for item in overrides:

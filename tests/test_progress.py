@@ -3,6 +3,8 @@ lines on stderr, one when a task starts and ends and one every few seconds in be
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 
 def test_piped_progress_prints_plain_lines_with_what_how_far_and_time_left():
@@ -46,3 +48,18 @@ def test_a_silent_step_gets_a_still_working_line_when_piped():
     assert out.stdout == "started\n"
     beats = [line for line in out.stderr.splitlines() if "still working" in line]
     assert 1 <= len(beats) <= 3 and beats[0].startswith("edgert evaluate: still working, ")
+
+
+def test_a_command_run_in_process_stops_its_heartbeat_when_it_ends():
+    from typer.testing import CliRunner
+
+    from edgert.cli.commands import app
+
+    before = threading.active_count()
+    for _ in range(3):
+        assert CliRunner().invoke(app, ["streams", "--json", "--timeout", "0.1"]).exit_code == 0
+    assert type(sys.stderr).__name__ != "_Watched"
+    deadline = time.monotonic() + 3
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert threading.active_count() <= before
