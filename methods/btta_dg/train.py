@@ -74,7 +74,7 @@ class Trained:
                    None if examples is None else examples.numpy())
 
 
-MIN_STEPS = 300  # optimizer steps: a user's 30 trials at 25 epochs would give 25
+MIN_STEPS = 100  # optimizer steps: a user's 30 trials at 25 epochs would give 25
 
 
 def fit(x: np.ndarray, y: np.ndarray, rate: float, classes: int, sinc: bool = True,
