@@ -22,9 +22,9 @@ def there() -> str:
     found = sorted(list_streams(0.5), key=lambda i: (i.dtype != "string", i.name))
     if not found:
         return "no LSL stream is on the network"
-    return "streams there: " + ", ".join(
-        f"{i.name!r} (type {i.type!r}, {'markers' if i.dtype == 'string' else f'{i.n_channels} ch'})"
-        for i in found)
+    what = lambda i: "markers" if i.dtype == "string" else f"{i.n_channels} ch"  # noqa: E731
+    return "streams there: " + ", ".join(f"{i.name!r} (type {i.type!r}, {what(i)})"
+                                         for i in found)
 
 
 class LSLInlet(Source):
